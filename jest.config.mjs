@@ -1,0 +1,21 @@
+// Jest runs in native ESM mode (NestJS 12 and execa are ESM-only): `npm test` passes
+// --experimental-vm-modules. ts-jest transpiles each file on its own (isolatedModules).
+const shared = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: {
+    '^@app/(.*)$': '<rootDir>/libs/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json' }],
+  },
+  testEnvironment: 'node',
+};
+
+export default {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
+    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/{libs,apps,test}/**/*.int-spec.ts'] },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+  ],
+};

@@ -1,0 +1,14 @@
+export {
+  BUILT_IN_PRESETS,
+  MAX_INLINE_SELECTORS,
+  PLATFORM_PRESETS,
+  SELECTOR_KINDS,
+  SELECTOR_PATTERN,
+  SHIPPED_PRESETS,
+  TOOLNAMES_REMOVED_MESSAGE,
+} from './toolset.rules.js';
+export type { SelectorKind, ShippedPreset } from './toolset.rules.js';
+export { validateToolset } from './validate-toolset.js';
+export type { ToolsetViolation, ValidateToolsetOptions } from './validate-toolset.js';
+export { toolsetWarnings } from './toolset-warnings.js';
+export { findToolNames, toolNamesViolations } from './find-tool-names.js';

@@ -1,0 +1,43 @@
+/** The inline toolset grammar, as Muster defines it (SPEC §4). */
+
+export const MAX_INLINE_SELECTORS = 32;
+
+export const SELECTOR_KINDS = ['preset', 'server', 'workflow', 'tool'] as const;
+export type SelectorKind = (typeof SELECTOR_KINDS)[number];
+
+// JavaScript's \s is Unicode whitespace with or without the u flag, so the flag changes nothing here.
+export const SELECTOR_PATTERN = /^(preset|server|workflow|tool):[^\s,]+$/u;
+
+export const BUILT_IN_PRESETS = ['read-only', 'none', 'full'] as const;
+export const PLATFORM_PRESETS = ['infrastructure', 'agent-platform'] as const;
+export const SHIPPED_PRESETS = [...BUILT_IN_PRESETS, ...PLATFORM_PRESETS] as const;
+export type ShippedPreset = (typeof SHIPPED_PRESETS)[number];
+
+/** Refused inline: `toolset:` is reserved, `label:` exists inside presets only. */
+export const RESERVED_PREFIX = 'toolset';
+export const PRESET_ONLY_PREFIX = 'label';
+
+export const TOOLNAMES_REMOVED_MESSAGE =
+  'toolNames never narrowed anything against muster (kagent filters muster\'s meta-tools only); declare a toolset instead, e.g. toolset: ["preset:read-only"]';
+
+export function isSelectorKind(prefix: string): prefix is SelectorKind {
+  return (SELECTOR_KINDS as readonly string[]).includes(prefix);
+}
+
+export function isShippedPreset(name: string): name is ShippedPreset {
+  return (SHIPPED_PRESETS as readonly string[]).includes(name);
+}
+
+const looseKey = (name: string): string => name.toLowerCase().replace(/[-_\s]/gu, '');
+
+/**
+ * The shipped preset a name almost spells (`read_only`, `Read-Only`, `readonly` → `read-only`),
+ * or undefined when the name is a shipped preset itself or resembles none.
+ */
+export function shippedPresetNearMiss(name: string): ShippedPreset | undefined {
+  if (isShippedPreset(name)) {
+    return undefined;
+  }
+  const key = looseKey(name);
+  return SHIPPED_PRESETS.find((preset) => looseKey(preset) === key);
+}

@@ -1,0 +1,130 @@
+// Prisma tasks that work offline with Prisma 6.19's JS engine.
+//   generate                 generate the SQLite and PostgreSQL clients from the one model
+//   migrations <name>        write the next migration for both providers (needs PostgreSQL:
+//                            PRISMA_PG_URL, or a throw-away server started from Debian's package)
+//   migrations --check       fail when prisma/schema.prisma changed without a new migration
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chownSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const prismaCli = join(root, 'node_modules', 'prisma', 'build', 'index.js');
+const schemaPath = join(root, 'prisma', 'schema.prisma');
+const migrationsDir = join(root, 'prisma', 'migrations');
+const snapshotPath = join(migrationsDir, 'schema.snapshot.prisma');
+const pgDir = join(root, 'prisma', '.postgresql');
+
+function prisma(args, options = {}) {
+  return execFileSync(process.execPath, [prismaCli, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...options });
+}
+
+/** The PostgreSQL variant of a SQLite schema text: same model, other provider. */
+function toPostgres(schemaText, url) {
+  return schemaText
+    .replace('provider = "sqlite"', 'provider = "postgresql"')
+    .replace(/url\s*=\s*"file:[^"]*"/, `url      = "${url}"`)
+    .replace('generated/sqlite', 'generated/postgresql')
+    .replace('"../libs/', '"../../libs/');
+}
+
+function writePgConfig(url) {
+  mkdirSync(pgDir, { recursive: true });
+  writeFileSync(
+    join(pgDir, 'prisma.config.ts'),
+    `import { PrismaPg } from '@prisma/adapter-pg';\nimport { defineConfig } from 'prisma/config';\n` +
+      `export default defineConfig({ schema: 'schema.prisma', experimental: { adapter: true }, engine: 'js',\n` +
+      `  adapter: async () => new PrismaPg({ connectionString: ${JSON.stringify(url)} }) });\n`,
+  );
+  return join(pgDir, 'prisma.config.ts');
+}
+
+function generate() {
+  prisma(['generate', '--schema', schemaPath], { stdio: 'inherit' });
+  const url = 'postgresql://localhost:5432/agent_manager';
+  mkdirSync(pgDir, { recursive: true });
+  writeFileSync(join(pgDir, 'schema.prisma'), toPostgres(readFileSync(schemaPath, 'utf8'), url));
+  const config = writePgConfig(url);
+  prisma(['generate', '--config', config, '--schema', join(pgDir, 'schema.prisma')], { stdio: 'inherit' });
+}
+
+function startThrowAwayPostgres() {
+  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort() : [];
+  if (versions.length === 0) throw new Error('PostgreSQL is needed to diff its migration: set PRISMA_PG_URL or apt-get install postgresql');
+  const bin = join('/usr/lib/postgresql', versions.at(-1), 'bin');
+  const dir = mkdtempSync(join(tmpdir(), 'am-pg-'));
+  chownSync(dir, ...postgresIds());
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const asPostgres = (cmd, args) => execFileSync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], { stdio: 'ignore' });
+  asPostgres('initdb', ['-A', 'trust', '-D', join(dir, 'data')]);
+  asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start']);
+  return {
+    url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+    stop: () => {
+      spawnSync('runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', join(dir, 'data'), '-m', 'fast', 'stop'], { stdio: 'ignore' });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function postgresIds() {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+  if (!line) throw new Error('no postgres user: apt-get install postgresql');
+  const [, , uid, gid] = line.split(':');
+  return [Number(uid), Number(gid)];
+}
+
+function migrations(name) {
+  const current = readFileSync(schemaPath, 'utf8');
+  const previous = existsSync(snapshotPath) ? readFileSync(snapshotPath, 'utf8') : null;
+  if (previous === current) {
+    console.log('prisma: migrations are up to date with prisma/schema.prisma');
+    return;
+  }
+  if (!/^[a-z0-9_]+$/.test(name ?? '')) throw new Error('usage: npm run prisma:migrations -- <snake_case_name>');
+  const existing = existsSync(join(migrationsDir, 'sqlite')) ? readdirSync(join(migrationsDir, 'sqlite')) : [];
+  const folder = `${String(existing.length + 1).padStart(4, '0')}_${name}`;
+  const work = mkdtempSync(join(tmpdir(), 'am-migrate-'));
+  const pg = process.env.PRISMA_PG_URL ? { url: process.env.PRISMA_PG_URL, stop: () => {} } : startThrowAwayPostgres();
+  try {
+    for (const provider of ['sqlite', 'postgresql']) {
+      const variant = (text) => (provider === 'sqlite' ? text : toPostgres(text, pg.url));
+      const to = join(work, `${provider}-to.prisma`);
+      writeFileSync(to, variant(current));
+      const from = previous ? ['--from-schema-datamodel', join(work, `${provider}-from.prisma`)] : ['--from-empty'];
+      if (previous) writeFileSync(join(work, `${provider}-from.prisma`), variant(previous));
+      const config = provider === 'sqlite' ? [] : ['--config', writePgConfig(pg.url)];
+      const sql = prisma(['migrate', 'diff', ...config, ...from, '--to-schema-datamodel', to, '--script']);
+      const out = join(migrationsDir, provider, folder);
+      mkdirSync(out, { recursive: true });
+      writeFileSync(join(out, 'migration.sql'), sql);
+      console.log(`prisma: wrote prisma/migrations/${provider}/${folder}/migration.sql`);
+    }
+    writeFileSync(snapshotPath, current);
+  } finally {
+    pg.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function check() {
+  const current = readFileSync(schemaPath, 'utf8');
+  const previous = existsSync(snapshotPath) ? readFileSync(snapshotPath, 'utf8') : null;
+  const sqlite = existsSync(join(migrationsDir, 'sqlite')) ? readdirSync(join(migrationsDir, 'sqlite')) : [];
+  const pg = existsSync(join(migrationsDir, 'postgresql')) ? readdirSync(join(migrationsDir, 'postgresql')) : [];
+  if (previous !== current || JSON.stringify(sqlite) !== JSON.stringify(pg)) {
+    console.error('prisma: prisma/schema.prisma has changes without a migration: run npm run prisma:migrations -- <name> and commit prisma/migrations');
+    process.exit(1);
+  }
+  console.log(`prisma: migrations match the schema (${sqlite.length} per provider)`);
+}
+
+const [command, arg] = process.argv.slice(2);
+if (command === 'generate') generate();
+else if (command === 'migrations' && arg === '--check') check();
+else if (command === 'migrations') migrations(arg);
+else {
+  console.error('usage: node scripts/prisma.mjs generate | migrations <name> | migrations --check');
+  process.exit(2);
+}
