@@ -100,12 +100,12 @@ build() {
   local dl="$BUILD_ROOT/download"
   mkdir -p "$dl"
   local orig
-  orig=$(ls "$dl"/kubernetes_*1.20.2.orig.tar.gz 2>/dev/null | head -n1 || true)
+  orig=$(find "$dl" -maxdepth 1 -name "kubernetes_*1.20.2.orig.tar.gz" | head -n1)
   if [[ -z "$orig" ]]; then
     log "downloading Debian source package 'kubernetes'"
     (cd "$dl" && apt-get source --download-only kubernetes >&2 2> >(grep -v 'unsandboxed as root' >&2))
-    orig=$(ls "$dl"/kubernetes_*1.20.2.orig.tar.gz 2>/dev/null | head -n1 || true)
-    [[ -n "$orig" ]] || die "Debian source package is not Kubernetes 1.20.2 (got: $(ls "$dl"))"
+    orig=$(find "$dl" -maxdepth 1 -name "kubernetes_*1.20.2.orig.tar.gz" | head -n1)
+    [[ -n "$orig" ]] || die "Debian source package is not Kubernetes 1.20.2 (got: $(echo "$dl"/*))"
   fi
 
   local tree="$BUILD_ROOT/kubernetes-1.20.2"

@@ -3,6 +3,7 @@
 # Sourced by up.sh, down.sh, start-apiserver.sh, stop-apiserver.sh.
 
 CLUSTER_SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck disable=SC2034 # used by the sourcing scripts
 CLUSTER_MARKER=".agent-manager-cluster"
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
@@ -77,6 +78,7 @@ spawn() {
   # The inner shell writes its own pid and then execs, so the pid file always
   # names the real process even if setsid forks. Lock fds (8, 9) are closed so
   # the daemons do not hold the scripts' flocks.
+  # shellcheck disable=SC2016
   setsid bash -c 'echo $$ >"$0"; exec "$@"' "$STATE_DIR/$name.pid" "$@" \
     </dev/null >>"$logfile" 2>&1 8>&- 9>&- &
   local i

@@ -48,7 +48,7 @@ now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 out="$(api_curl -X PATCH -H 'Content-Type: application/merge-patch+json' "$AG/a1/status" -d "{
   \"status\":{\"observedGeneration\":1,\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Reconciled\",
   \"message\":\"ok\",\"lastTransitionTime\":\"$now\",\"observedGeneration\":1}]}}" | flat)"
-expect "patch /status" "$out" '"type":"Ready","status":"True"'
+expect "patch /status" "$out" '"reason":"Reconciled","status":"True","type":"Ready"'
 
 out="$(api_curl "$AG/a1" | flat)"
 expect "read back status" "$out" '"reason":"Reconciled"'

@@ -23,7 +23,7 @@ flock 8
 
 if [[ "$APISERVER_ONLY" == 1 ]]; then
   [[ -f "$STATE_DIR/$CLUSTER_MARKER" ]] || die "no cluster state in $STATE_DIR (run up.sh first)"
-  pid_alive etcd && etcd_healthy || die "etcd is not running for $STATE_DIR (run up.sh)"
+  if ! pid_alive etcd || ! etcd_healthy; then die "etcd is not running for $STATE_DIR (run up.sh)"; fi
   if pid_alive apiserver && apiserver_ready; then
     log "kube-apiserver already running at $(api_url)"
   else

@@ -1,0 +1,52 @@
+import 'reflect-metadata';
+import { Logger, type INestApplication, type LogLevel as NestLogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { ServiceInfoService } from '@app/agents';
+import { LOG_LEVELS, type AppConfig } from '@app/common';
+import { AppModule } from './app.module.js';
+import { ErrorFilter } from './error.filter.js';
+import { HealthController } from './health.controller.js';
+import { buildOpenApi } from './openapi.js';
+
+export const OPENAPI_PATH = 'api/v1/openapi.json';
+
+const documents = new WeakMap<INestApplication, OpenAPIObject>();
+
+/** The document this app serves at /api/v1/openapi.json. */
+export function openApiDocument(app: INestApplication): OpenAPIObject {
+  const document = documents.get(app);
+  if (!document) throw new Error('not an app built by createApp');
+  return document;
+}
+
+function logLevels(level: AppConfig['LOG_LEVEL']): NestLogLevel[] {
+  return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1) as NestLogLevel[];
+}
+
+/** Builds the whole service (both doors) without listening: main.ts and the e2e suites share it. */
+export async function createApp(config: AppConfig, options: { logger?: boolean } = {}): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    logger: options.logger === false ? false : logLevels(config.LOG_LEVEL),
+    bodyParser: false,
+  });
+  app.useBodyParser('json', { limit: '1mb' });
+  app.useGlobalFilters(new ErrorFilter());
+  const document = buildOpenApi(app, app.get(ServiceInfoService).version);
+  documents.set(app, document);
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: OPENAPI_PATH, raw: ['json'] });
+  return app;
+}
+
+/** Readiness goes false before Nest closes the store, so traffic drains first. */
+export function drainOnShutdown(app: INestApplication): void {
+  const health = app.get(HealthController);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      health.drain();
+      new Logger('Shutdown').log(`${signal}: readiness is false, closing`);
+      void app.close().then(() => process.exit(0));
+    });
+  }
+}

@@ -1,0 +1,19 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { AgentsModule } from '@app/agents';
+import { AppConfig } from '@app/common';
+import { StoreModule } from '@app/store';
+import { HealthController } from './health.controller.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      global: true,
+      imports: [StoreModule, AgentsModule],
+      controllers: [HealthController],
+      providers: [{ provide: AppConfig, useValue: config }],
+      exports: [AppConfig],
+    };
+  }
+}

@@ -1,0 +1,182 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { MAX_INLINE_SELECTORS } from '@app/toolset';
+import { IsStringMap, IsToolset, Optional } from './agents.validators.js';
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_MESSAGE = (field: string, max: number) =>
+  `${field} must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit, at most ${max} characters`;
+
+export const SYSTEM_MESSAGE_MAX = 20_000;
+
+const TOOLSET_DOC =
+  `Selectors that bound which Muster tools the agent may use, written to the chart exactly as given. ` +
+  `Each matches ^(preset|server|workflow|tool):[^\\s,]+$; 1 to ${MAX_INLINE_SELECTORS} items; ["preset:none"] is a chat-only agent.`;
+
+/** The fields of an agent that the caller chooses, shared by create, update and validate. */
+class AgentFieldsDto {
+  @ApiPropertyOptional({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 })
+  @Optional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  modelConfig?: string;
+
+  @ApiPropertyOptional({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only', 'workflow:incident-triage'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
+  @Optional()
+  @IsToolset({ required: true })
+  toolset?: string[];
+
+  @ApiPropertyOptional({ description: "The Agent's spec.description", maxLength: 2000 })
+  @Optional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+
+  @ApiPropertyOptional({ description: 'A human-friendly name, written as an annotation', maxLength: 253 })
+  @Optional()
+  @IsString()
+  @MaxLength(253)
+  displayName?: string;
+
+  @ApiPropertyOptional({ description: 'The system prompt of the agent', maxLength: SYSTEM_MESSAGE_MAX })
+  @Optional()
+  @IsString()
+  @MaxLength(SYSTEM_MESSAGE_MAX, { message: `systemMessage must be at most ${SYSTEM_MESSAGE_MAX} characters` })
+  systemMessage?: string;
+
+  @ApiPropertyOptional({ description: 'Labels on the Agent object (replaced whole on update)', type: 'object', additionalProperties: { type: 'string' } })
+  @Optional()
+  @IsStringMap()
+  labels?: Record<string, string>;
+
+  @ApiPropertyOptional({ description: 'Annotations on the Agent object (replaced whole on update)', type: 'object', additionalProperties: { type: 'string' } })
+  @Optional()
+  @IsStringMap()
+  annotations?: Record<string, string>;
+}
+
+export class CreateAgentDto extends AgentFieldsDto {
+  @ApiProperty({ description: 'The agent and helm release name, chosen by the caller (DNS-1123 label, at most 53 characters)', example: 'incident-helper', maxLength: 53 })
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
+  @MaxLength(53, { message: DNS1123_MESSAGE('name', 53) })
+  name: string;
+
+  @ApiProperty({ description: 'The Kubernetes namespace (DNS-1123 label)', example: 'agents', maxLength: 63 })
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
+  @MaxLength(63, { message: DNS1123_MESSAGE('namespace', 63) })
+  namespace: string;
+
+  @ApiProperty({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  declare modelConfig: string;
+
+  @ApiProperty({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
+  @IsToolset({ required: true })
+  declare toolset: string[];
+
+  @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
+  @Optional()
+  @IsBoolean()
+  dryRun?: boolean;
+}
+
+export class UpdateAgentDto extends AgentFieldsDto {
+  @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
+  @Optional()
+  @IsBoolean()
+  dryRun?: boolean;
+}
+
+export const VALIDATE_MODES = ['create', 'update'] as const;
+
+export class ValidateAgentDto extends AgentFieldsDto {
+  @ApiPropertyOptional({ description: 'Validate a create (default) or an update of an existing agent', enum: VALIDATE_MODES, default: 'create' })
+  @Optional()
+  @IsIn(VALIDATE_MODES)
+  mode?: (typeof VALIDATE_MODES)[number];
+
+  @ApiProperty({ description: 'The agent name', example: 'incident-helper' })
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
+  @MaxLength(53, { message: DNS1123_MESSAGE('name', 53) })
+  name: string;
+
+  @ApiProperty({ description: 'The Kubernetes namespace', example: 'agents' })
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
+  @MaxLength(63, { message: DNS1123_MESSAGE('namespace', 63) })
+  namespace: string;
+}
+
+export class RollbackAgentDto {
+  @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', example: 1, minimum: 1 })
+  @IsInt({ message: 'revision must be a whole number, e.g. 1' })
+  @Min(1)
+  revision: number;
+
+  @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
+  @Optional()
+  @IsBoolean()
+  dryRun?: boolean;
+}
+
+export class DeleteAgentDto {
+  @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
+  @Optional()
+  @IsBoolean()
+  dryRun?: boolean;
+}
+
+export class AgentRefDto {
+  @ApiProperty({ description: 'The Kubernetes namespace', example: 'agents' })
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
+  @MaxLength(63)
+  namespace: string;
+
+  @ApiProperty({ description: 'The agent name', example: 'incident-helper' })
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
+  @MaxLength(53)
+  name: string;
+}
+
+export const LIST_STATUSES = ['active', 'deleted', 'all'] as const;
+
+export class ListAgentsQueryDto {
+  @ApiPropertyOptional({ description: 'Only agents in this namespace' })
+  @IsOptional()
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
+  namespace?: string;
+
+  @ApiPropertyOptional({ description: 'Only agents with this label: key=value, or key for any value', example: 'team=sre' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  label?: string;
+
+  @ApiPropertyOptional({ description: 'Which records: active agents (default), deleted ones kept for their history, or all', enum: LIST_STATUSES, default: 'active' })
+  @IsOptional()
+  @IsIn(LIST_STATUSES, { message: `status must be one of ${LIST_STATUSES.join(', ')}` })
+  status?: (typeof LIST_STATUSES)[number];
+
+  @ApiPropertyOptional({ description: 'Page size, 1 to 100', default: 20, minimum: 1, maximum: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number from 1 to 100' })
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
+  @IsOptional()
+  @IsString()
+  cursor?: string;
+}

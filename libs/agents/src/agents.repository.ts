@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Prisma, Store, type AgentRevisionRow, type AgentRow, type OperationRow } from '@app/store';
+import type { AgentSpec, ChartValues, OperationKind } from './agents.types.js';
+
+export interface AgentWithLastOperation extends AgentRow {
+  lastOperation: OperationRow | null;
+}
+
+export interface AppliedChange {
+  spec: AgentSpec;
+  values: ChartValues;
+  helmRevision: number | null;
+  kind: 'create' | 'update' | 'rollback';
+  actor: string;
+  operationId: string;
+  rolledBackTo?: number;
+}
+
+const json = (value: unknown) => value as Prisma.InputJsonValue;
+
+/** Agents, their revisions and the operation journal, in the configured store. */
+@Injectable()
+export class AgentsRepository {
+  constructor(private readonly store: Store) {}
+
+  private get db() {
+    return this.store.client;
+  }
+
+  async findActive(namespace: string, name: string): Promise<AgentWithLastOperation | null> {
+    const agent = await this.db.agent.findUnique({ where: { activeKey: activeKey(namespace, name) } });
+    return agent ? { ...agent, lastOperation: await this.lastOperation(namespace, name, agent.id) } : null;
+  }
+
+  async lastOperation(namespace: string, name: string, agentId?: string): Promise<OperationRow | null> {
+    return this.db.operation.findFirst({
+      where: agentId ? { OR: [{ agentId }, { namespace, name, agentId: null }] } : { namespace, name },
+      orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+    });
+  }
+
+  /** Agents ordered by namespace, name and id; the caller pages and filters labels. */
+  async list(filter: { namespace?: string; state?: 'active' | 'deleted' }): Promise<AgentRow[]> {
+    return this.db.agent.findMany({
+      where: { namespace: filter.namespace, state: filter.state },
+      orderBy: [{ namespace: 'asc' }, { name: 'asc' }, { id: 'asc' }],
+    });
+  }
+
+  async revisions(agentId: string): Promise<AgentRevisionRow[]> {
+    return this.db.agentRevision.findMany({ where: { agentId }, orderBy: { revision: 'asc' } });
+  }
+
+  async revision(agentId: string, revision: number): Promise<AgentRevisionRow | null> {
+    return this.db.agentRevision.findUnique({ where: { agentId_revision: { agentId, revision } } });
+  }
+
+  /** Journals a write before helm runs. */
+  async startOperation(input: { kind: OperationKind; namespace: string; name: string; agentId?: string; request: unknown; actor: string }): Promise<OperationRow> {
+    return this.db.operation.create({
+      data: {
+        id: randomUUID(),
+        kind: input.kind,
+        namespace: input.namespace,
+        name: input.name,
+        agentId: input.agentId ?? null,
+        state: 'pending',
+        request: json(input.request),
+        actor: input.actor,
+      },
+    });
+  }
+
+  async failOperation(id: string, errorCode: string, errorMessage: string): Promise<void> {
+    await this.db.operation.update({ where: { id }, data: { state: 'failed', errorCode, errorMessage, finishedAt: new Date() } });
+  }
+
+  /** Records a create: the agent, its revision 1 and the operation's success, at once. */
+  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange): Promise<AgentRow> {
+    const id = randomUUID();
+    return this.db.$transaction(async (tx) => {
+      const agent = await tx.agent.create({
+        data: {
+          id,
+          namespace,
+          name,
+          activeKey: activeKey(namespace, name),
+          state: 'active',
+          spec: json(change.spec),
+          values: json(change.values),
+          chartRef: chart.ref,
+          chartVersion: chart.version ?? null,
+          revision: 1,
+          helmRevision: change.helmRevision,
+          createdBy: change.actor,
+          updatedBy: change.actor,
+        },
+      });
+      await tx.agentRevision.create({ data: revisionData(id, 1, change) });
+      await tx.operation.update({
+        where: { id: change.operationId },
+        data: { state: 'succeeded', agentId: id, helmRevision: change.helmRevision, finishedAt: new Date() },
+      });
+      return agent;
+    });
+  }
+
+  /** Records an update or rollback: the agent's new state, a new revision, the operation's success. */
+  async recordChange(agent: AgentRow, change: AppliedChange): Promise<AgentRow> {
+    const revision = agent.revision + 1;
+    return this.db.$transaction(async (tx) => {
+      const updated = await tx.agent.update({
+        where: { id: agent.id },
+        data: {
+          spec: json(change.spec),
+          values: json(change.values),
+          revision,
+          helmRevision: change.helmRevision,
+          version: { increment: 1 },
+          updatedBy: change.actor,
+        },
+      });
+      await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
+      await tx.operation.update({
+        where: { id: change.operationId },
+        data: { state: 'succeeded', helmRevision: change.helmRevision, finishedAt: new Date() },
+      });
+      return updated;
+    });
+  }
+
+  /** Marks the agent deleted (its history is kept) and the operation succeeded. */
+  async recordDelete(agent: AgentRow, operationId: string, actor: string): Promise<AgentRow> {
+    return this.db.$transaction(async (tx) => {
+      const deleted = await tx.agent.update({
+        where: { id: agent.id },
+        data: { state: 'deleted', activeKey: null, deletedAt: new Date(), updatedBy: actor, version: { increment: 1 } },
+      });
+      await tx.operation.update({ where: { id: operationId }, data: { state: 'succeeded', finishedAt: new Date() } });
+      return deleted;
+    });
+  }
+}
+
+function activeKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+function revisionData(agentId: string, revision: number, change: AppliedChange) {
+  return {
+    id: randomUUID(),
+    agentId,
+    revision,
+    helmRevision: change.helmRevision,
+    kind: change.kind,
+    spec: json(change.spec),
+    values: json(change.values),
+    createdBy: change.actor,
+    operationId: change.operationId,
+    rolledBackTo: change.rolledBackTo ?? null,
+  };
+}

@@ -1,0 +1,46 @@
+/** What the caller declared for an agent (the desired spec kept in the store). */
+export interface AgentSpec {
+  modelConfig: string;
+  toolset: string[];
+  description?: string;
+  displayName?: string;
+  systemMessage?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+/** The exact values written to the Generic agent chart. */
+export interface ChartValues {
+  modelConfig: string;
+  toolset: string[];
+  description: string;
+  displayName: string;
+  systemMessage: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export type OperationKind = 'create' | 'update' | 'delete' | 'rollback';
+
+export const SPEC_FIELDS = ['modelConfig', 'toolset', 'description', 'displayName', 'systemMessage', 'labels', 'annotations'] as const;
+
+export function toChartValues(spec: AgentSpec): ChartValues {
+  return {
+    modelConfig: spec.modelConfig,
+    toolset: [...spec.toolset],
+    description: spec.description ?? '',
+    displayName: spec.displayName ?? '',
+    systemMessage: spec.systemMessage ?? '',
+    labels: { ...(spec.labels ?? {}) },
+    annotations: { ...(spec.annotations ?? {}) },
+  };
+}
+
+/** The spec fields present in a DTO (create, update or validate), nothing else. */
+export function pickSpec(input: Partial<AgentSpec>): Partial<AgentSpec> {
+  const spec: Partial<AgentSpec> = {};
+  for (const field of SPEC_FIELDS) {
+    if (input[field] !== undefined) (spec as Record<string, unknown>)[field] = input[field];
+  }
+  return spec;
+}

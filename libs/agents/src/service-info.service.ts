@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '@app/common';
+import { HelmClient } from '@app/helm';
+import { Store } from '@app/store';
+import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
+import type { InfoDto } from './agents.responses.js';
+
+/** Capabilities other modules switch on (the MCP surface registers itself here). */
+export const CAPABILITIES = { dryRun: true, validate: true, rollback: true, status: true, mcp: false };
+
+@Injectable()
+export class ServiceInfoService {
+  readonly version = readPackageVersion();
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly helm: HelmClient,
+    private readonly store: Store,
+  ) {}
+
+  async info(): Promise<InfoDto> {
+    const helm = await this.helm.version().catch(() => null);
+    return {
+      service: 'agent-manager',
+      version: this.version,
+      chart: { ref: this.config.AGENT_CHART, version: this.config.AGENT_CHART_VERSION ?? null, valuesSchemaDigest: schemaDigest(this.config.chartRef) },
+      helm: { version: helm?.version ?? null, major: helm?.major ?? null, binary: this.helm.bin },
+      store: this.store.provider,
+      capabilities: { ...CAPABILITIES },
+      toolsetLimits: {
+        maxSelectors: MAX_INLINE_SELECTORS,
+        selectorPattern: SELECTOR_PATTERN.source,
+        reservedPrefixes: ['toolset:'],
+        presetOnlyPrefixes: ['label:'],
+      },
+      presets: [
+        ...BUILT_IN_PRESETS.map((name) => ({ name, source: 'muster' })),
+        ...PLATFORM_PRESETS.map((name) => ({ name, source: 'platform' })),
+      ],
+    };
+  }
+}
+
+function schemaDigest(chartRef: string): string | null {
+  const file = join(chartRef, 'values.schema.json');
+  return existsSync(file) ? `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}` : null;
+}
+
+function readPackageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'agent-manager') return pkg.version ?? '0.0.0';
+    }
+    dir = dirname(dir);
+  }
+  return '0.0.0';
+}

@@ -1,0 +1,81 @@
+import { isAbsolute, resolve } from 'node:path';
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+
+export const LOG_LEVELS = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The service's settings, read once from the environment and validated at start. */
+export class AppConfig {
+  @Transform(({ value }) => (value === undefined || value === '' ? 8080 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT: number;
+
+  @Transform(({ value }) => (value === undefined || value === '' ? '0.0.0.0' : value))
+  @IsString()
+  @MinLength(1)
+  HOST: string;
+
+  @Transform(({ value }) => (value === undefined || value === '' ? 'file:./data/agent-manager.db' : value))
+  @Matches(/^(file:.+|postgres(ql)?:\/\/.+)$/, {
+    message: 'DATABASE_URL must be file:<path> (SQLite) or postgresql://… (PostgreSQL)',
+  })
+  DATABASE_URL: string;
+
+  @IsOptional()
+  @IsString()
+  KUBECONFIG?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  HELM_BIN?: string;
+
+  @Transform(({ value }) => (value === undefined || value === '' ? 'charts/agent' : value))
+  @IsString()
+  AGENT_CHART: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  AGENT_CHART_VERSION?: string;
+
+  @Transform(({ value }) => (value === undefined || value === '' ? 'log' : value))
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevel;
+
+  @Transform(({ value }) => (value === undefined || value === '' ? 300 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  HELM_TIMEOUT_SECONDS: number;
+
+  get storeProvider(): 'sqlite' | 'postgresql' {
+    return this.DATABASE_URL.startsWith('file:') ? 'sqlite' : 'postgresql';
+  }
+
+  /** A local chart path made absolute (helm runs with its own cwd); other references as given. */
+  get chartRef(): string {
+    const ref = this.AGENT_CHART;
+    const local = ref.startsWith('.') || ref.startsWith('/') || ref === 'charts/agent' || ref.startsWith('charts/');
+    return local && !isAbsolute(ref) ? resolve(process.cwd(), ref) : ref;
+  }
+}
+
+export class ConfigError extends Error {}
+
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS'];
+
+/** Reads and validates the environment; throws a ConfigError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const raw = Object.fromEntries(KEYS.map((k) => [k, env[k]]));
+  const config = plainToInstance(AppConfig, raw);
+  const errors = validateSync(config, { forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const lines = errors.map((e) => `${e.property}=${JSON.stringify(raw[e.property] ?? '')}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return config;
+}

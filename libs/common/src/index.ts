@@ -1,0 +1,6 @@
+export { AppError, ERROR_STATUS } from './app-error.js';
+export type { ErrorBody, ErrorCode, ErrorDetail } from './app-error.js';
+export { mapError } from './error-mapping.js';
+export type { MappedError } from './error-mapping.js';
+export { AppConfig, ConfigError, LOG_LEVELS, loadConfig } from './app-config.js';
+export type { LogLevel } from './app-config.js';

@@ -1,0 +1,187 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError } from '@app/common';
+import { execa } from 'execa';
+import { helmFailure } from './helm-errors.js';
+import type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
+
+export interface HelmClientOptions {
+  bin: string;
+  kubeconfig?: string;
+  timeoutSeconds: number;
+}
+
+interface RunResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+/** The only place that runs a process: the real helm binary, always with an argument array. */
+export class HelmClient {
+  private detected?: HelmVersion;
+
+  constructor(private readonly options: HelmClientOptions) {}
+
+  get bin(): string {
+    return this.options.bin;
+  }
+
+  /** Detects the helm version once; writes use it to pick flags that differ between 3 and 4. */
+  async version(): Promise<HelmVersion> {
+    if (this.detected) return this.detected;
+    const result = await this.run(['version', '--template', '{{.Version}}'], 30);
+    if (result.exitCode !== 0) throw helmFailure('version', result.stderr);
+    const version = result.stdout.trim();
+    const major = Number(/^v?(\d+)\./.exec(version)?.[1]);
+    if (!(major >= 3)) throw new AppError('backend_error', `cannot read the helm version from "${version}" (${this.bin})`);
+    this.detected = { version, major };
+    return this.detected;
+  }
+
+  /** Renders the chart locally (no cluster): the manifests a write would apply. */
+  async template(release: ReleaseRef, chart: ChartSource, values: object): Promise<string> {
+    return this.withValues(values, async (file) => {
+      const args = ['template', release.name, chart.ref, '--namespace', release.namespace, '--values', file, ...this.versionArgs(chart)];
+      const result = await this.run(args);
+      if (result.exitCode !== 0) throw helmFailure('template', result.stderr);
+      return result.stdout;
+    });
+  }
+
+  async upgradeInstall(release: ReleaseRef, chart: ChartSource, values: object, options: WriteOptions = {}): Promise<ReleaseInfo> {
+    const { major } = await this.version();
+    return this.withValues(values, async (file) => {
+      const args = [
+        'upgrade', release.name, chart.ref, '--install',
+        '--namespace', release.namespace,
+        '--values', file,
+        '--reset-values',
+        major >= 4 ? '--rollback-on-failure' : '--atomic',
+        '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`,
+        '--output', 'json',
+        ...(options.wait ? ['--wait'] : []),
+        ...this.versionArgs(chart),
+      ];
+      const result = await this.run(args);
+      if (result.exitCode !== 0) throw helmFailure('upgrade --install', result.stderr);
+      return parseRelease(result.stdout);
+    });
+  }
+
+  /** The values helm holds for the release's current revision (user-supplied only). */
+  async getValues(release: ReleaseRef, revision?: number): Promise<Record<string, unknown>> {
+    const args = ['get', 'values', release.name, '--namespace', release.namespace, '--output', 'json'];
+    if (revision !== undefined) args.push('--revision', String(revision));
+    const result = await this.run(args, 60);
+    if (result.exitCode !== 0) throw this.readFailure('get values', release, result.stderr);
+    return (JSON.parse(result.stdout || 'null') as Record<string, unknown> | null) ?? {};
+  }
+
+  async getManifest(release: ReleaseRef, revision?: number): Promise<string> {
+    const args = ['get', 'manifest', release.name, '--namespace', release.namespace];
+    if (revision !== undefined) args.push('--revision', String(revision));
+    const result = await this.run(args, 60);
+    if (result.exitCode !== 0) throw this.readFailure('get manifest', release, result.stderr);
+    return result.stdout;
+  }
+
+  async history(release: ReleaseRef): Promise<HistoryEntry[]> {
+    const result = await this.run(['history', release.name, '--namespace', release.namespace, '--output', 'json', '--max', '256'], 60);
+    if (result.exitCode !== 0) throw this.readFailure('history', release, result.stderr);
+    return JSON.parse(result.stdout || '[]') as HistoryEntry[];
+  }
+
+  /** The release's status, or null when no such release exists. */
+  async status(release: ReleaseRef): Promise<ReleaseInfo | null> {
+    const result = await this.run(['status', release.name, '--namespace', release.namespace, '--output', 'json'], 60);
+    if (result.exitCode !== 0) {
+      if (isReleaseNotFound(result.stderr)) return null;
+      throw helmFailure('status', result.stderr);
+    }
+    return parseRelease(result.stdout);
+  }
+
+  async rollback(release: ReleaseRef, revision: number, options: WriteOptions = {}): Promise<void> {
+    const args = [
+      'rollback', release.name, String(revision),
+      '--namespace', release.namespace,
+      '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`,
+      ...(options.wait ? ['--wait'] : []),
+    ];
+    const result = await this.run(args);
+    if (result.exitCode !== 0) throw helmFailure('rollback', result.stderr);
+  }
+
+  /** Uninstalls the release; false when there was none to remove. */
+  async uninstall(release: ReleaseRef, options: WriteOptions = {}): Promise<boolean> {
+    const args = ['uninstall', release.name, '--namespace', release.namespace, '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`];
+    if (options.wait) args.push('--wait');
+    const result = await this.run(args);
+    if (result.exitCode !== 0) {
+      if (isReleaseNotFound(result.stderr)) return false;
+      throw helmFailure('uninstall', result.stderr);
+    }
+    return true;
+  }
+
+  private readFailure(action: string, release: ReleaseRef, stderr: string): AppError {
+    if (isReleaseNotFound(stderr)) return new AppError('not_found', `helm has no release ${release.namespace}/${release.name}`);
+    return helmFailure(action, stderr);
+  }
+
+  private versionArgs(chart: ChartSource): string[] {
+    return chart.version ? ['--version', chart.version] : [];
+  }
+
+  private async withValues<T>(values: object, fn: (file: string) => Promise<T>): Promise<T> {
+    const dir = await mkdtemp(join(tmpdir(), 'agent-manager-values-'));
+    const file = join(dir, 'values.json');
+    try {
+      await writeFile(file, JSON.stringify(values), { mode: 0o600 });
+      return await fn(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async run(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {
+    const env: Record<string, string> = {};
+    if (this.options.kubeconfig) env.KUBECONFIG = this.options.kubeconfig;
+    try {
+      const result = await execa(this.bin, args, { reject: false, env, timeout: timeoutSeconds * 1000, stdin: 'ignore' });
+      if (result.timedOut) return { stdout: '', stderr: `Error: helm did not finish within ${timeoutSeconds}s`, exitCode: 124 };
+      if (result.failed && result.exitCode === undefined) {
+        return { stdout: '', stderr: `Error: cannot run ${this.bin}: ${result.shortMessage ?? result.message}`, exitCode: 127 };
+      }
+      return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? 1 };
+    } catch (error) {
+      return { stdout: '', stderr: `Error: cannot run ${this.bin}: ${(error as Error).message}`, exitCode: 127 };
+    }
+  }
+}
+
+function isReleaseNotFound(stderr: string): boolean {
+  return /release: not found|release not found|not found/i.test(stderr) && !/chart.*not found/i.test(stderr);
+}
+
+function parseRelease(stdout: string): ReleaseInfo {
+  const raw = JSON.parse(stdout) as {
+    name: string;
+    namespace: string;
+    version: number;
+    info?: { status?: string; description?: string };
+    chart?: { metadata?: { name?: string; version?: string } };
+    manifest?: string;
+  };
+  return {
+    name: raw.name,
+    namespace: raw.namespace,
+    revision: raw.version,
+    status: raw.info?.status ?? 'unknown',
+    description: raw.info?.description ?? '',
+    chart: raw.chart?.metadata ? `${raw.chart.metadata.name}-${raw.chart.metadata.version}` : undefined,
+    manifest: raw.manifest,
+  };
+}

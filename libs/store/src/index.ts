@@ -1,0 +1,7 @@
+export { Store } from './store.js';
+export type { StoreClient } from './store.js';
+export { StoreModule } from './store.module.js';
+export { loadMigrations, migrate } from './migrator.js';
+export type { StoreProvider } from './migrator.js';
+export type { Agent as AgentRow, AgentRevision as AgentRevisionRow, Operation as OperationRow } from './generated/sqlite/client.js';
+export { Prisma } from './generated/sqlite/client.js';
