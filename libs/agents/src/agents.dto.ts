@@ -14,20 +14,8 @@ const TOOLSET_DOC =
   `Selectors that bound which Muster tools the agent may use, written to the chart exactly as given. ` +
   `Each matches ^(preset|server|workflow|tool):[^\\s,]+$; 1 to ${MAX_INLINE_SELECTORS} items; ["preset:none"] is a chat-only agent.`;
 
-/** The fields of an agent that the caller chooses, shared by create, update and validate. */
-class AgentFieldsDto {
-  @ApiPropertyOptional({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 })
-  @Optional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(253)
-  modelConfig?: string;
-
-  @ApiPropertyOptional({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only', 'workflow:incident-triage'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
-  @Optional()
-  @IsToolset({ required: true })
-  toolset?: string[];
-
+/** The optional details of an agent, the same on create, update and validate. */
+class AgentDetailsDto {
   @ApiPropertyOptional({ description: "The Agent's spec.description", maxLength: 2000 })
   @Optional()
   @IsString()
@@ -57,7 +45,22 @@ class AgentFieldsDto {
   annotations?: Record<string, string>;
 }
 
-export class CreateAgentDto extends AgentFieldsDto {
+/** modelConfig and toolset as an update or validate takes them: optional, never null. */
+class AgentPatchFieldsDto extends AgentDetailsDto {
+  @ApiPropertyOptional({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 })
+  @Optional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  modelConfig?: string;
+
+  @ApiPropertyOptional({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only', 'workflow:incident-triage'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
+  @Optional()
+  @IsToolset({ required: true })
+  toolset?: string[];
+}
+
+export class CreateAgentDto extends AgentDetailsDto {
   @ApiProperty({ description: 'The agent and helm release name, chosen by the caller (DNS-1123 label, at most 53 characters)', example: 'incident-helper', maxLength: 53 })
   @IsString()
   @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
@@ -70,15 +73,15 @@ export class CreateAgentDto extends AgentFieldsDto {
   @MaxLength(63, { message: DNS1123_MESSAGE('namespace', 63) })
   namespace: string;
 
-  @ApiProperty({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config' })
+  @ApiProperty({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 })
   @IsString()
   @MinLength(1)
   @MaxLength(253)
-  declare modelConfig: string;
+  modelConfig: string;
 
   @ApiProperty({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
   @IsToolset({ required: true })
-  declare toolset: string[];
+  toolset: string[];
 
   @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
   @Optional()
@@ -86,7 +89,7 @@ export class CreateAgentDto extends AgentFieldsDto {
   dryRun?: boolean;
 }
 
-export class UpdateAgentDto extends AgentFieldsDto {
+export class UpdateAgentDto extends AgentPatchFieldsDto {
   @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
   @Optional()
   @IsBoolean()
@@ -95,7 +98,7 @@ export class UpdateAgentDto extends AgentFieldsDto {
 
 export const VALIDATE_MODES = ['create', 'update'] as const;
 
-export class ValidateAgentDto extends AgentFieldsDto {
+export class ValidateAgentDto extends AgentPatchFieldsDto {
   @ApiPropertyOptional({ description: 'Validate a create (default) or an update of an existing agent', enum: VALIDATE_MODES, default: 'create' })
   @Optional()
   @IsIn(VALIDATE_MODES)

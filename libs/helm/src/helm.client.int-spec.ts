@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { parseAllDocuments } from 'yaml';
+import { AppError } from '@app/common';
+import { unreachableKubeconfig } from '../../../test/support/test-app.js';
+import { HelmClient } from './helm.client.js';
+import { resolveHelmBinary } from './helm-binary.js';
+
+const chart = { ref: resolve('charts/agent') };
+const release = { namespace: 'agents', name: 'helm-adapter' };
+const values = { modelConfig: 'm', toolset: ['preset:read-only'], description: '', displayName: '', systemMessage: '', labels: {}, annotations: {} };
+
+describe(HelmClient.name, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'helm-client-'));
+  const helm = new HelmClient({ bin: resolveHelmBinary(), kubeconfig: unreachableKubeconfig(dir), timeoutSeconds: 30 });
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('detects the helm version once', async () => {
+    const version = await helm.version();
+    expect(version.version).toMatch(/^v\d+\.\d+\.\d+/);
+    expect([3, 4]).toContain(version.major);
+    expect(await helm.version()).toBe(version);
+  });
+
+  it('renders the chart with the values given', async () => {
+    const manifests = await helm.template(release, chart, values);
+    const agent = parseAllDocuments(manifests).map((d) => d.toJSON()).find((o) => o?.kind === 'Agent');
+    expect(agent.metadata.name).toBe('helm-adapter');
+    expect(agent.spec.declarative.tools[0].headersFrom[0].value).toBe('preset:read-only');
+  });
+
+  it('maps a chart refusal to invalid_request with the chart\'s message', async () => {
+    const refused = helm.template(release, chart, { ...values, toolset: [] });
+    await expect(refused).rejects.toBeInstanceOf(AppError);
+    await expect(refused).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/toolset must not be empty/) });
+  });
+
+  it('maps an unreachable cluster to backend_error with helm\'s message', async () => {
+    await expect(helm.upgradeInstall(release, chart, values)).rejects.toMatchObject({
+      code: 'backend_error',
+      message: expect.stringMatching(/cluster unreachable|connection refused/i),
+    });
+    await expect(helm.status(release)).rejects.toMatchObject({ code: 'backend_error' });
+  });
+
+  it('says backend_error naming the binary when helm cannot be run', async () => {
+    const missing = new HelmClient({ bin: join(dir, 'no-such-helm'), timeoutSeconds: 5 });
+    await expect(missing.version()).rejects.toMatchObject({ code: 'backend_error', message: expect.stringContaining('no-such-helm') });
+  });
+});
