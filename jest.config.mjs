@@ -17,5 +17,12 @@ export default {
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
     { ...shared, displayName: 'integration', testMatch: ['<rootDir>/{libs,apps,test}/**/*.int-spec.ts'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    {
+      ...shared,
+      displayName: 'cluster',
+      testMatch: ['<rootDir>/test/**/*.cluster-spec.ts'],
+      globalSetup: '<rootDir>/test/cluster/jest-global-setup.ts',
+      globalTeardown: '<rootDir>/test/cluster/jest-global-teardown.ts',
+    },
   ],
 };

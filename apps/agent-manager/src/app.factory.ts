@@ -5,10 +5,12 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ServiceInfoService } from '@app/agents';
 import { LOG_LEVELS, type AppConfig } from '@app/common';
+import { setupMcp } from '@app/mcp';
 import { AppModule } from './app.module.js';
 import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
 import { buildOpenApi } from './openapi.js';
+import { StderrLogger } from './stderr.logger.js';
 
 export const OPENAPI_PATH = 'api/v1/openapi.json';
 
@@ -26,16 +28,20 @@ function logLevels(level: AppConfig['LOG_LEVEL']): NestLogLevel[] {
 }
 
 /** Builds the whole service (both doors) without listening: main.ts and the e2e suites share it. */
-export async function createApp(config: AppConfig, options: { logger?: boolean } = {}): Promise<INestApplication> {
+export async function createApp(config: AppConfig, options: { logger?: boolean | 'stderr' } = {}): Promise<INestApplication> {
+  const levels = logLevels(config.LOG_LEVEL);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    logger: options.logger === false ? false : logLevels(config.LOG_LEVEL),
+    logger: options.logger === false ? false : options.logger === 'stderr' ? new StderrLogger({ logLevels: levels }) : levels,
     bodyParser: false,
+    // A provider that refuses its settings (e.g. MCP_DEFAULT_TOOLSETS) rejects here instead of exiting the process.
+    abortOnError: false,
   });
   app.useBodyParser('json', { limit: '1mb' });
   app.useGlobalFilters(new ErrorFilter());
   const document = buildOpenApi(app, app.get(ServiceInfoService).version);
   documents.set(app, document);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: OPENAPI_PATH, raw: ['json'] });
+  setupMcp(app);
   return app;
 }
 

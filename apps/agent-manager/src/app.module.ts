@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentsModule } from '@app/agents';
 import { AppConfig } from '@app/common';
+import { McpModule } from '@app/mcp';
 import { StoreModule } from '@app/store';
 import { HealthController } from './health.controller.js';
 
@@ -10,7 +11,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [StoreModule, AgentsModule],
+      imports: [StoreModule, AgentsModule, McpModule],
       controllers: [HealthController],
       providers: [{ provide: AppConfig, useValue: config }],
       exports: [AppConfig],

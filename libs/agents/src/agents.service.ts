@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, AppError, type ErrorDetail } from '@app/common';
 import { HelmClient, type ChartSource, type ReleaseRef } from '@app/helm';
+import { KubeClient, type LiveAgent } from '@app/kube';
 import type { AgentRevisionRow, AgentRow, OperationRow } from '@app/store';
 import { toolsetWarnings } from '@app/toolset';
 import { parseInput, readInput, invalidInput } from './agents.input.js';
@@ -30,6 +31,8 @@ import type {
 } from './agents.responses.js';
 import { pickSpec, toChartValues, type AgentSpec, type ChartValues, type OperationKind } from './agents.types.js';
 import { decodeCursor, encodeCursor, matchesLabel } from './agents.paging.js';
+import { foldStatus } from './agent-status.js';
+import { parseAllDocuments } from 'yaml';
 
 /** Who asked, for the journal and the revisions. */
 export interface Caller {
@@ -47,6 +50,7 @@ export class AgentsService {
   constructor(
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
+    private readonly kube: KubeClient,
     private readonly config: AppConfig,
   ) {}
 
@@ -222,23 +226,31 @@ export class AgentsService {
     return { namespace, name, current: agent.revision, items: rows.map(revisionView) };
   }
 
-  /** The verdict from the helm release; the live Agent's conditions are folded in by the status reader. */
+  /** The verdict folded from the release, the live Agent's conditions and any drift. Reads the cluster, never writes. */
   async status(ref: unknown): Promise<StatusDto> {
     const { namespace, name } = parseInput(AgentRefDto, ref);
     const agent = await this.require(namespace, name);
-    const base = { namespace, name, conditions: [], drift: [] as string[] };
-    let release;
+    const release = { namespace, name };
     try {
-      release = await this.helm.status({ namespace, name });
+      const info = await this.helm.status(release);
+      const [releaseValues, manifest, liveAgent] = info
+        ? await Promise.all([this.helm.getValues(release), this.helm.getManifest(release), this.kube.getAgent(namespace, name)])
+        : [null, '', await this.kube.getAgent(namespace, name)];
+      const folded = foldStatus({
+        namespace,
+        name,
+        storeRevision: agent.revision,
+        storeValues: agent.values as Record<string, unknown>,
+        release: info ? { status: info.status, revision: info.revision } : null,
+        releaseValues,
+        appliedAgent: agentInManifest(manifest),
+        liveAgent,
+      });
+      return { namespace, name, ...folded, releaseStatus: info?.status ?? null, releaseRevision: info?.revision ?? null };
     } catch (error) {
-      const reason = error instanceof AppError ? error.message : String(error);
-      return { ...base, verdict: 'unknown', message: `The release could not be read: ${reason}`, releaseStatus: null, releaseRevision: null };
+      if (!(error instanceof AppError) || error.code !== 'backend_error') throw error;
+      return { namespace, name, verdict: 'unknown', message: `The cluster could not be read: ${error.message}`, releaseStatus: null, releaseRevision: null, conditions: [], drift: [] };
     }
-    if (!release) {
-      return { ...base, verdict: 'failed', message: `The helm release ${namespace}/${name} is missing although the store holds revision ${agent.revision}.`, releaseStatus: null, releaseRevision: null, drift: ['release missing'] };
-    }
-    const verdict = release.status === 'deployed' ? 'ready' : release.status.startsWith('pending') ? 'progressing' : release.status === 'failed' ? 'failed' : 'unknown';
-    return { ...base, verdict, message: `The helm release is ${release.status} at revision ${release.revision}.`, releaseStatus: release.status, releaseRevision: release.revision };
   }
 
   /** Runs a write's helm part; on failure the operation is closed failed with helm's message. */
@@ -295,6 +307,14 @@ export class AgentsService {
       lastOperation: last ? operationView(last) : null,
     };
   }
+}
+
+function agentInManifest(manifest: string): LiveAgent | null {
+  for (const doc of parseAllDocuments(manifest)) {
+    const object = doc.toJSON() as { kind?: string; apiVersion?: string } | null;
+    if (object?.kind === 'Agent' && object.apiVersion?.startsWith('kagent.dev/')) return object as unknown as LiveAgent;
+  }
+  return null;
 }
 
 function problems(list: { path: string; message: string }[]): ErrorDetail[] {

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { ArrayMinSize, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
 export const LOG_LEVELS = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -52,6 +52,33 @@ export class AppConfig {
   @Max(3600)
   HELM_TIMEOUT_SECONDS: number;
 
+  /**
+   * The toolset selection a bare /mcp (and `agent-manager mcp` without --toolsets) gets, written
+   * like the URL's query: empty for the toolsets declared default, `revisions` for those plus
+   * revisions, `only=agents` for agents alone (plus the always-on ones).
+   */
+  @Transform(({ value }) => (value === undefined ? '' : String(value).trim()))
+  @IsString()
+  @Matches(/^[^\s]*$/, { message: 'MCP_DEFAULT_TOOLSETS must be a query string without spaces, e.g. revisions or only=agents' })
+  MCP_DEFAULT_TOOLSETS: string;
+
+  /** Query keys of the /mcp URL that are never read as toolset names (e.g. `scopes` for an authorization server). */
+  @Transform(({ value }) => commaList(value === undefined ? 'scopes' : value))
+  @IsString({ each: true })
+  MCP_IGNORED_QUERY_KEYS: string[];
+
+  /**
+   * Host names (any port) that /mcp answers, against DNS rebinding: a request whose Host or Origin
+   * names another host is refused with 403. `*` allows any (behind an ingress that checks Host).
+   */
+  @Transform(({ value }) => commaList(value === undefined || value === '' ? 'localhost,127.0.0.1,[::1]' : value))
+  @ArrayMinSize(1, { message: 'MCP_ALLOWED_HOSTS must name at least one host, e.g. localhost,127.0.0.1,[::1], or * for any' })
+  @Matches(/^(\*|\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?)$/, {
+    each: true,
+    message: 'MCP_ALLOWED_HOSTS must be host names without port or scheme, comma-separated (IPv6 in brackets: [::1]), or *',
+  })
+  MCP_ALLOWED_HOSTS: string[];
+
   get storeProvider(): 'sqlite' | 'postgresql' {
     return this.DATABASE_URL.startsWith('file:') ? 'sqlite' : 'postgresql';
   }
@@ -66,7 +93,14 @@ export class AppConfig {
 
 export class ConfigError extends Error {}
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS'];
+function commaList(value: unknown): string[] {
+  return String(value)
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}
+
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {

@@ -58,10 +58,9 @@ export class HelmClient {
         '--namespace', release.namespace,
         '--values', file,
         '--reset-values',
-        major >= 4 ? '--rollback-on-failure' : '--atomic',
+        ...this.applyArgs(major, options.wait ?? false),
         '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`,
         '--output', 'json',
-        ...(options.wait ? ['--wait'] : []),
         ...this.versionArgs(chart),
       ];
       const result = await this.run(args);
@@ -104,9 +103,11 @@ export class HelmClient {
   }
 
   async rollback(release: ReleaseRef, revision: number, options: WriteOptions = {}): Promise<void> {
+    const { major } = await this.version();
     const args = [
       'rollback', release.name, String(revision),
       '--namespace', release.namespace,
+      ...(major >= 4 ? ['--force-conflicts'] : []),
       '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`,
       ...(options.wait ? ['--wait'] : []),
     ];
@@ -129,6 +130,17 @@ export class HelmClient {
   private readFailure(action: string, release: ReleaseRef, stderr: string): AppError {
     if (isReleaseNotFound(stderr)) return new AppError('not_found', `helm has no release ${release.namespace}/${release.name}`);
     return helmFailure(action, stderr);
+  }
+
+  /**
+   * Undo a failed write (helm 4 renamed --atomic). helm 4's rollback-on-failure would wait
+   * for the Agent's Ready condition by default; a write returns once applied and status
+   * reports readiness, so it waits only when asked. On helm 4's server-side apply, take back
+   * fields someone changed outside agent-manager: the agent's record is the truth.
+   */
+  private applyArgs(major: number, wait: boolean): string[] {
+    if (major >= 4) return ['--rollback-on-failure', '--force-conflicts', `--wait=${wait ? 'watcher' : 'hookOnly'}`];
+    return ['--atomic', ...(wait ? ['--wait'] : [])];
   }
 
   private versionArgs(chart: ChartSource): string[] {

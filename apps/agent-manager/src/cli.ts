@@ -1,0 +1,67 @@
+import { ConfigError, loadConfig, type AppConfig } from '@app/common';
+import { serveMcpStdio } from '@app/mcp';
+import { createApp } from './app.factory.js';
+
+const USAGE = `usage: agent-manager <command>
+
+  serve                        the HTTP service: REST under /api/v1, MCP at /mcp (as npm start)
+  mcp [--toolsets <selection>] one MCP session over stdin/stdout, for a client that spawns it;
+                               logs go to stderr. <selection> is written like /mcp's query:
+                               revisions, only=agents, without=agents&revisions, ...
+                               (default: MCP_DEFAULT_TOOLSETS, else the default toolsets)
+
+Settings come from the environment as for the service (DATABASE_URL, KUBECONFIG, AGENT_CHART, ...).`;
+
+function config(): AppConfig {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`agent-manager: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+/** The value of --toolsets (`--toolsets x` or `--toolsets=x`), without a leading "?". */
+function toolsetsOption(args: string[]): string {
+  const at = args.findIndex((a) => a === '--toolsets' || a.startsWith('--toolsets='));
+  if (at < 0) return '';
+  const value = args[at].includes('=') ? args[at].slice('--toolsets='.length) : args[at + 1];
+  if (value === undefined) {
+    console.error(`agent-manager: --toolsets needs a value\n\n${USAGE}`);
+    process.exit(2);
+  }
+  return value.replace(/^\?/, '');
+}
+
+async function mcp(args: string[]): Promise<void> {
+  const unknown = args.filter((a, i) => !(a === '--toolsets' || a.startsWith('--toolsets=') || (i > 0 && args[i - 1] === '--toolsets')));
+  if (unknown.length > 0) {
+    console.error(`agent-manager mcp: unknown argument ${unknown.join(' ')}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const query = toolsetsOption(args);
+  // Built as for HTTP (the same modules, tools and schemas), initialised, never listening.
+  const app = await createApp(config(), { logger: 'stderr' });
+  await app.init();
+  await serveMcpStdio(app, query);
+  await app.close();
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  if (command === 'mcp') return mcp(args);
+  if (command === 'serve') {
+    await import('./main.js');
+    return;
+  }
+  console.error(command === undefined || command === '--help' || command === '-h' ? USAGE : `agent-manager: unknown command ${command}\n\n${USAGE}`);
+  process.exit(command === undefined || command === '--help' || command === '-h' ? 0 : 2);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error('agent-manager failed:', error);
+  process.exit(1);
+});

@@ -1,0 +1,3 @@
+export { McpModule, setupMcp } from './mcp.module.js';
+export { serveMcpStdio } from './mcp-stdio.js';
+export { TOOLSETS } from './mcp.toolsets.js';

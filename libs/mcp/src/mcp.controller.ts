@@ -1,0 +1,52 @@
+import { All, Controller, Get, Logger, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { AppConfig } from '@app/common';
+import { refusedHost } from './allowed-hosts.js';
+import { McpHttpSessions, refuse } from './mcp-http.sessions.js';
+import { McpCatalog } from './mcp.catalog.js';
+
+/** The MCP door over Streamable HTTP (outside the versioned REST API and its OpenAPI document). */
+@ApiExcludeController()
+@Controller('mcp')
+export class McpController {
+  private readonly logger = new Logger('MCP');
+
+  constructor(
+    private readonly sessions: McpHttpSessions,
+    private readonly catalog: McpCatalog,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** What a connection with the same query would get: {"active": […], "unknown": […]}. */
+  @Get('toolsets')
+  toolsets(@Req() req: Request, @Res() res: Response): void {
+    if (!this.allowed(req, res)) return;
+    res.status(200).json(this.catalog.selectionReport(this.catalog.select(queryOf(req))));
+  }
+
+  @All()
+  async mcp(@Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!this.allowed(req, res)) return;
+    try {
+      await this.sessions.handle(req, res, queryOf(req));
+    } catch (error) {
+      this.logger.error(`/mcp ${req.method} failed: ${(error as Error)?.stack ?? String(error)}`);
+      if (!res.headersSent) refuse(res, 500, 'Internal error: the service log has the details');
+    }
+  }
+
+  private allowed(req: Request, res: Response): boolean {
+    const refused = refusedHost({ host: req.headers.host, origin: req.headers.origin }, this.config.MCP_ALLOWED_HOSTS);
+    if (refused === null) return true;
+    refuse(res, 403, `Forbidden: ${refused} is not an allowed host for /mcp (DNS rebinding protection); the operator allows more hosts with MCP_ALLOWED_HOSTS`);
+    return false;
+  }
+}
+
+/** The raw query string of the request URL, without "?". */
+function queryOf(req: Request): string {
+  const url = req.originalUrl ?? req.url;
+  const at = url.indexOf('?');
+  return at < 0 ? '' : url.slice(at + 1);
+}

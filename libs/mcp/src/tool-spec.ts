@@ -1,0 +1,31 @@
+import type { Type } from '@nestjs/common';
+import type { Caller } from '@app/agents';
+import type { ToolsetName } from './mcp.toolsets.js';
+import type { ActiveToolsets } from './toolset-selection.js';
+
+export interface ToolHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** What a tool call knows about its session. */
+export interface ToolContext {
+  caller: Caller;
+  toolsets: ActiveToolsets;
+}
+
+/** One MCP tool: a thin door onto the service method its REST twin calls. */
+export interface ToolSpec {
+  name: string;
+  title: string;
+  toolset: ToolsetName;
+  description: string;
+  annotations: ToolHints;
+  /** The DTO classes whose fields, side by side, are the tool's arguments (the REST path and body). */
+  input: Type<unknown>[];
+  /** The DTO class of the answer (the REST response body). */
+  output: Type<unknown>;
+  run(args: Record<string, unknown>, context: ToolContext): Promise<object>;
+}

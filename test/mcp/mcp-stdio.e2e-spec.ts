@@ -1,0 +1,90 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { call, CLIENT_NAME, OVER_CAP, testEnv, text, TOOLNAMES_MESSAGE } from './mcp-support.js';
+
+const root = process.cwd();
+const bin = join(root, 'bin', 'agent-manager.mjs');
+
+/** `agent-manager mcp` as a client spawns it: the built CLI, one session over stdin/stdout. */
+describe('MCP over stdio (agent-manager mcp)', () => {
+  let dir: string;
+  let client: Client;
+  let stderr = '';
+  const errors: Error[] = [];
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { cwd: root, stdio: 'ignore' });
+    dir = mkdtempSync(join(tmpdir(), 'agent-manager-stdio-'));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, 'mcp', '--toolsets', 'revisions'],
+      cwd: root,
+      env: testEnv(dir, { LOG_LEVEL: 'log' }) as Record<string, string>,
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
+    client.onerror = (error) => errors.push(error);
+    await client.connect(transport);
+  }, 180_000);
+
+  afterAll(async () => {
+    await client?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves the selected toolsets with their instructions', async () => {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['get_info', 'list_server_toolsets', 'create_agent', 'list_agent_revisions', 'rollback_agent']));
+    expect(client.getInstructions()).toContain('## Revisions');
+    const toolsets = await call(client, 'list_server_toolsets');
+    expect(toolsets.structuredContent).toMatchObject({ active: ['meta', 'agents', 'revisions'], unknown: [] });
+  });
+
+  it('creates as a dry run with the rendered Agent', async () => {
+    const result = await call(client, 'create_agent', { name: 'stdio-helper', namespace: 'agents', modelConfig: 'm', toolset: ['preset:read-only', 'server:github'], dryRun: true });
+    expect(result.isError).toBeFalsy();
+    expect((result.structuredContent as { manifests: string }).manifests).toContain('preset:read-only,server:github');
+  });
+
+  it('refuses as the HTTP door does', async () => {
+    const cap = await call(client, 'create_agent', { name: 'x', namespace: 'agents', modelConfig: 'm', toolset: OVER_CAP });
+    expect(cap.structuredContent).toMatchObject({ error: { code: 'invalid_request' } });
+    expect(text(cap)).toContain('32');
+    const legacy = await call(client, 'update_agent', { namespace: 'agents', name: 'x', toolNames: ['a'] });
+    expect(legacy.structuredContent).toMatchObject({ error: { code: 'invalid_request', message: TOOLNAMES_MESSAGE } });
+  });
+
+  it('validates, and fails a real write with backend_error when there is no cluster', async () => {
+    const valid = await call(client, 'validate_agent', { name: 'stdio-helper', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'] });
+    expect(valid.structuredContent).toMatchObject({ valid: true });
+    const write = await call(client, 'create_agent', { name: 'stdio-helper', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'] });
+    expect(write.structuredContent).toMatchObject({ error: { code: 'backend_error' } });
+  });
+
+  it('keeps stdout for MCP: the logs are on stderr', () => {
+    expect(errors).toEqual([]);
+    expect(stderr).toContain('serving MCP over stdio: toolsets meta, agents, revisions');
+  });
+
+  it('stops at start on an unknown MCP_DEFAULT_TOOLSETS, naming the variable', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'agent-manager-stdio-bad-'));
+    try {
+      const outcome = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = execFile(process.execPath, [bin, 'mcp'], { cwd: root, env: testEnv(scratch, { MCP_DEFAULT_TOOLSETS: 'benchmrks' }) }, (error, _out, err) =>
+          resolve({ code: error ? (error.code as number) : 0, stderr: err }),
+        );
+        child.stdin?.end();
+      });
+      expect(outcome.code).not.toBe(0);
+      expect(outcome.stderr).toContain('MCP_DEFAULT_TOOLSETS="benchmrks": no toolset is named benchmrks');
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+});

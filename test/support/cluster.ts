@@ -1,0 +1,77 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+
+/** Direct access to the test control plane, for arranging and checking what the service did. */
+export class TestCluster {
+  readonly core: CoreV1Api;
+  readonly objects: CustomObjectsApi;
+
+  constructor(readonly kubeconfig: string) {
+    const config = new KubeConfig();
+    config.loadFromFile(kubeconfig);
+    this.core = config.makeApiClient(CoreV1Api);
+    this.objects = config.makeApiClient(CustomObjectsApi);
+  }
+
+  static fromEnv(): TestCluster {
+    const kubeconfig = process.env.TEST_KUBECONFIG;
+    if (!kubeconfig) throw new Error('TEST_KUBECONFIG is not set: the cluster project starts the control plane in its global set-up');
+    return new TestCluster(kubeconfig);
+  }
+
+  /** A fresh namespace per test: without a controller-manager, deleted ones stay Terminating. */
+  async freshNamespace(prefix = 'am'): Promise<string> {
+    const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+    await this.core.createNamespace({ body: { metadata: { name } } });
+    return name;
+  }
+
+  async agent(namespace: string, name: string): Promise<any | null> {
+    try {
+      return await this.objects.getNamespacedCustomObject({ group: 'kagent.dev', version: 'v1alpha2', namespace, plural: 'agents', name });
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Sets conditions through the status subresource, as kagent's controller would. No
+   * status.observedGeneration: with no controller it would lag forever, and helm 4's
+   * watcher (used when a failed write rolls back) would wait for it until the timeout.
+   */
+  async setConditions(namespace: string, name: string, conditions: object[]): Promise<void> {
+    const current = await this.agent(namespace, name);
+    await this.objects.replaceNamespacedCustomObjectStatus({
+      group: 'kagent.dev',
+      version: 'v1alpha2',
+      namespace,
+      plural: 'agents',
+      name,
+      body: { ...current, status: { conditions } },
+    });
+  }
+
+  /** Changes the live Agent the way someone with kubectl would, outside agent-manager. */
+  async editAgent(namespace: string, name: string, edit: (agent: any) => void): Promise<void> {
+    const current = await this.agent(namespace, name);
+    edit(current);
+    await this.objects.replaceNamespacedCustomObject({ group: 'kagent.dev', version: 'v1alpha2', namespace, plural: 'agents', name, body: current });
+  }
+
+  stopApiserver(): void {
+    execFileSync('bash', [join(process.cwd(), 'test', 'cluster', 'stop-apiserver.sh'), clusterDir()], { stdio: 'ignore' });
+  }
+
+  startApiserver(): void {
+    execFileSync('bash', [join(process.cwd(), 'test', 'cluster', 'start-apiserver.sh'), clusterDir()], { stdio: 'ignore' });
+  }
+}
+
+function clusterDir(): string {
+  const dir = process.env.TEST_CLUSTER_DIR;
+  if (!dir) throw new Error('TEST_CLUSTER_DIR is not set: stopping the apiserver needs the cluster this run started');
+  return dir;
+}
