@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { loadConfig } from '@app/common';
 import { createApp } from '../../apps/agent-manager/src/app.factory.js';
-import { AgentsRepository } from '../../libs/agents/src/agents.repository.js';
+import { AgentsRepository } from '@app/agents';
 
 export const CLIENT_NAME = 'agent-manager-e2e';
 
@@ -77,7 +78,7 @@ export async function seedAgent(app: INestApplication, namespace: string, name: 
   const repository = app.get(AgentsRepository);
   const spec = { modelConfig: 'default-model-config', toolset };
   const values = { ...spec, description: '', displayName: '', systemMessage: '', labels: {}, annotations: {} };
-  const operation = await repository.startOperation({ kind: 'create', namespace, name, request: spec, actor: 'seed' });
+  const operation = await repository.startOperation({ id: randomUUID(), kind: 'create', namespace, name, request: spec, actor: 'seed', owner: 'seed' });
   await repository.recordCreate(namespace, name, { ref: 'charts/agent' }, { spec, values, helmRevision: 1, kind: 'create', actor: 'seed', operationId: operation.id });
 }
 

@@ -3,7 +3,7 @@ import { Logger, type INestApplication, type LogLevel as NestLogLevel } from '@n
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { ServiceInfoService } from '@app/agents';
+import { AgentWrites, ServiceInfoService } from '@app/agents';
 import { LOG_LEVELS, type AppConfig } from '@app/common';
 import { setupMcp } from '@app/mcp';
 import { AppModule } from './app.module.js';
@@ -45,14 +45,28 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   return app;
 }
 
-/** Readiness goes false before Nest closes the store, so traffic drains first. */
-export function drainOnShutdown(app: INestApplication): void {
+/**
+ * On SIGTERM/SIGINT: readiness goes false first (the load balancer stops routing here),
+ * new writes are refused with 503, running helm operations get SHUTDOWN_TIMEOUT_SECONDS to
+ * finish, then the app and its store close. A second signal exits at once.
+ */
+export function drainOnShutdown(app: INestApplication, config: AppConfig): void {
+  const logger = new Logger('Shutdown');
   const health = app.get(HealthController);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      health.drain();
-      new Logger('Shutdown').log(`${signal}: readiness is false, closing`);
-      void app.close().then(() => process.exit(0));
-    });
-  }
+  const writes = app.get(AgentWrites);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      logger.warn(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    health.drain();
+    logger.log(`${signal}: readiness is false; waiting up to ${config.SHUTDOWN_TIMEOUT_SECONDS}s for running writes`);
+    const finished = await writes.drain(config.SHUTDOWN_TIMEOUT_SECONDS * 1000);
+    if (!finished) logger.warn('running writes did not finish in time; their operations stay pending and are resolved at the next start');
+    await app.close();
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (s) => void stop(s));
 }

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const app = await createApp(config);
-  drainOnShutdown(app);
+  drainOnShutdown(app, config);
   await app.listen(config.PORT, config.HOST);
   new Logger('agent-manager').log(`listening on http://${config.HOST}:${config.PORT} (Swagger UI at /docs, store ${config.storeProvider})`);
 }

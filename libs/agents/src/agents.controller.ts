@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { AppError } from '@app/common';
 import { CreateAgentDto, ListAgentsQueryDto, RollbackAgentDto, UpdateAgentDto, ValidateAgentDto } from './agents.dto.js';
 import {
   AgentDto,
@@ -24,18 +25,44 @@ const ERRORS = [
 ];
 const WRITE_ERRORS = [
   ...ERRORS,
-  ApiResponse({ status: 409, description: 'conflict', type: ErrorResponseDto }),
+  ApiResponse({ status: 409, description: 'conflict: the agent exists, another write holds it, or an Idempotency-Key was reused', type: ErrorResponseDto }),
+  ApiResponse({ status: 412, description: 'precondition_failed: If-Match names an older version', type: ErrorResponseDto }),
+  ApiResponse({ status: 503, description: 'unavailable: this replica is shutting down', type: ErrorResponseDto }),
   ApiResponse({ status: 502, description: 'backend_error: helm or the cluster failed; the message is helm\'s', type: ErrorResponseDto }),
 ];
 const errors = (list: MethodDecorator[]): MethodDecorator => (target, key, descriptor) => {
   for (const decorate of list) decorate(target, key, descriptor);
 };
+const writeHeaders = [
+  ApiHeader({ name: 'Idempotency-Key', required: false, description: 'A retry with the same key and body gets the first answer without a second helm run; the same key with another body is refused (409)' }),
+  ApiHeader({ name: 'X-Actor', required: false, description: 'Who is asking, recorded in revisions and the journal (default "api")' }),
+];
+const ifMatch = ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the agent ("<version>"): a stale write is refused with 412 naming the current version' });
 const agentPath = [ApiParam({ name: 'namespace', example: 'agents' }), ApiParam({ name: 'name', example: 'incident-helper' })];
 
-/** The caller recorded in the journal: the X-Actor header, or "api". */
+/**
+ * The caller recorded in the journal (the X-Actor header, or "api"), and the write headers:
+ * Idempotency-Key and If-Match (an ETag from this API: "<version>").
+ */
 function caller(req: Request): Caller {
-  const header = req.header('x-actor');
-  return { actor: header && header.length <= 253 ? header : 'api' };
+  const actor = req.header('x-actor');
+  const key = req.header('idempotency-key');
+  const ifMatch = req.header('if-match');
+  if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw AppError.invalid([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters, e.g. a UUID' }]);
+  }
+  let expectedVersion: number | undefined;
+  if (ifMatch !== undefined && ifMatch.trim() !== '*') {
+    const match = /^(?:W\/)?"?(\d+)"?$/.exec(ifMatch.trim());
+    if (!match) throw AppError.invalid([{ path: 'If-Match', message: 'If-Match must be the ETag of the agent, e.g. "3" (see the ETag header of GET)' }]);
+    expectedVersion = Number(match[1]);
+  }
+  return { actor: actor && actor.length <= 253 ? actor : 'api', idempotencyKey: key, expectedVersion };
+}
+
+/** The agent's version as its ETag, for If-Match on the next write. */
+function etag(res: Response, agent: { version: number } | null | undefined): void {
+  if (agent) res.setHeader('ETag', `"${agent.version}"`);
 }
 
 @ApiTags('agents')
@@ -66,12 +93,14 @@ export class AgentsController {
   @Post('agents')
   @ApiOperation({ operationId: 'createAgent', summary: 'Create an agent (one helm release of the Generic agent chart); dryRun answers with the values and manifests' })
   @ApiBody({ type: CreateAgentDto })
+  @errors(writeHeaders)
   @ApiResponse({ status: 201, description: 'Created', type: CreateResultDto })
   @ApiResponse({ status: 200, description: 'Dry run: what would be written', type: CreateResultDto })
   @errors(WRITE_ERRORS)
   async create(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreateResultDto> {
     const result = await this.agents.create(body, caller(req));
     res.status(result.dryRun ? 200 : 201);
+    etag(res, result.agent);
     return result;
   }
 
@@ -91,8 +120,10 @@ export class AgentsController {
   @(agentPath[1])
   @ApiResponse({ status: 200, type: AgentDto })
   @errors(ERRORS)
-  get(@Param() ref: Record<string, string>): Promise<AgentDto> {
-    return this.agents.get(ref);
+  async get(@Param() ref: Record<string, string>, @Res({ passthrough: true }) res: Response): Promise<AgentDto> {
+    const agent = await this.agents.get(ref);
+    etag(res, agent);
+    return agent;
   }
 
   @Patch('agents/:namespace/:name')
@@ -100,10 +131,13 @@ export class AgentsController {
   @(agentPath[0])
   @(agentPath[1])
   @ApiBody({ type: UpdateAgentDto })
+  @errors([...writeHeaders, ifMatch])
   @ApiResponse({ status: 200, type: UpdateResultDto })
   @errors(WRITE_ERRORS)
-  update(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<UpdateResultDto> {
-    return this.agents.update(ref, body, caller(req));
+  async update(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UpdateResultDto> {
+    const result = await this.agents.update(ref, body, caller(req));
+    etag(res, result.agent);
+    return result;
   }
 
   @Delete('agents/:namespace/:name')
@@ -111,6 +145,7 @@ export class AgentsController {
   @(agentPath[0])
   @(agentPath[1])
   @ApiQuery({ name: 'dryRun', required: false, type: Boolean })
+  @errors([...writeHeaders, ifMatch])
   @ApiResponse({ status: 200, type: DeleteResultDto })
   @errors(WRITE_ERRORS)
   delete(@Param() ref: Record<string, string>, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<DeleteResultDto> {
@@ -143,18 +178,22 @@ export class AgentsController {
   @(agentPath[0])
   @(agentPath[1])
   @ApiBody({ type: RollbackAgentDto })
+  @errors([...writeHeaders, ifMatch])
   @ApiResponse({ status: 200, type: RollbackResultDto })
   @errors(WRITE_ERRORS)
-  rollback(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<RollbackResultDto> {
-    return this.agents.rollback(ref, body, caller(req));
+  async rollback(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<RollbackResultDto> {
+    const result = await this.agents.rollback(ref, body, caller(req));
+    etag(res, result.agent);
+    return result;
   }
 }
 
-/** DELETE carries dryRun in the query: "true"/"false" strings become booleans, anything else is refused by the DTO. */
+/** DELETE carries its arguments in the query: "true"/"false" and digits become booleans and numbers; anything else is refused by the DTO. */
 function deleteInput(query: Record<string, unknown>): Record<string, unknown> {
   const input: Record<string, unknown> = { ...query };
   if (input.dryRun === 'true') input.dryRun = true;
   else if (input.dryRun === 'false') input.dryRun = false;
+  if (typeof input.expectedVersion === 'string' && /^\d+$/.test(input.expectedVersion)) input.expectedVersion = Number(input.expectedVersion);
   return input;
 }
 

@@ -10,6 +10,31 @@ const DNS1123_MESSAGE = (field: string, max: number) =>
 
 export const SYSTEM_MESSAGE_MAX = 20_000;
 
+const REQUEST_ID_DOC =
+  'Makes the write idempotent: a retry with the same requestId and the same arguments gets the first answer without a second helm run (REST: the Idempotency-Key header)';
+const EXPECTED_VERSION_DOC =
+  "Refuse the write with precondition_failed unless the agent's version is still this one (REST: the If-Match header with the ETag)";
+
+/** requestId: the idempotency key of a write. */
+function RequestId(): PropertyDecorator {
+  return (target: object, key: string | symbol) => {
+    ApiPropertyOptional({ description: REQUEST_ID_DOC, maxLength: 255, example: '7f9c2ba4-e88f-11ee-9f6b-0242ac120002' })(target, key);
+    Optional()(target, key);
+    IsString()(target, key);
+    Matches(/^[\x21-\x7e]{1,255}$/, { message: 'requestId must be 1 to 255 visible ASCII characters, e.g. a UUID' })(target, key);
+  };
+}
+
+/** expectedVersion: optimistic concurrency on an existing agent. */
+function ExpectedVersion(): PropertyDecorator {
+  return (target: object, key: string | symbol) => {
+    ApiPropertyOptional({ description: EXPECTED_VERSION_DOC, minimum: 1, example: 3 })(target, key);
+    Optional()(target, key);
+    IsInt({ message: 'expectedVersion must be a whole number: the version from get_agent' })(target, key);
+    Min(1)(target, key);
+  };
+}
+
 const TOOLSET_DOC =
   `Selectors that bound which Muster tools the agent may use, written to the chart exactly as given. ` +
   `Each matches ^(preset|server|workflow|tool):[^\\s,]+$; 1 to ${MAX_INLINE_SELECTORS} items; ["preset:none"] is a chat-only agent.`;
@@ -61,6 +86,9 @@ class AgentPatchFieldsDto extends AgentDetailsDto {
 }
 
 export class CreateAgentDto extends AgentDetailsDto {
+  @RequestId()
+  requestId?: string;
+
   @ApiProperty({ description: 'The agent and helm release name, chosen by the caller (DNS-1123 label, at most 53 characters)', example: 'incident-helper', maxLength: 53 })
   @IsString()
   @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
@@ -90,6 +118,12 @@ export class CreateAgentDto extends AgentDetailsDto {
 }
 
 export class UpdateAgentDto extends AgentPatchFieldsDto {
+  @RequestId()
+  requestId?: string;
+
+  @ExpectedVersion()
+  expectedVersion?: number;
+
   @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
   @Optional()
   @IsBoolean()
@@ -118,6 +152,12 @@ export class ValidateAgentDto extends AgentPatchFieldsDto {
 }
 
 export class RollbackAgentDto {
+  @RequestId()
+  requestId?: string;
+
+  @ExpectedVersion()
+  expectedVersion?: number;
+
   @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', example: 1, minimum: 1 })
   @IsInt({ message: 'revision must be a whole number, e.g. 1' })
   @Min(1)
@@ -130,6 +170,12 @@ export class RollbackAgentDto {
 }
 
 export class DeleteAgentDto {
+  @RequestId()
+  requestId?: string;
+
+  @ExpectedVersion()
+  expectedVersion?: number;
+
   @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
   @Optional()
   @IsBoolean()

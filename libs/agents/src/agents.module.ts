@@ -2,14 +2,18 @@ import { Module } from '@nestjs/common';
 import { HelmModule } from '@app/helm';
 import { KubeModule } from '@app/kube';
 import { AgentsController } from './agents.controller.js';
+import { AgentLeaseRepository } from './agent-lease.repository.js';
+import { AgentWrites } from './agent-writes.service.js';
 import { AgentsRepository } from './agents.repository.js';
+import { IdempotencyRepository } from './idempotency.repository.js';
+import { OperationRecovery } from './operation-recovery.service.js';
 import { AgentsService } from './agents.service.js';
 import { ServiceInfoService } from './service-info.service.js';
 
 @Module({
   imports: [HelmModule, KubeModule],
   controllers: [AgentsController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService],
-  exports: [AgentsService, ServiceInfoService],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery],
+  exports: [AgentsService, ServiceInfoService, AgentWrites],
 })
 export class AgentsModule {}

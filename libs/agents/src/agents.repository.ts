@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Prisma, Store, type AgentRevisionRow, type AgentRow, type OperationRow } from '@app/store';
-import type { AgentSpec, ChartValues, OperationKind } from './agents.types.js';
+import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
 
 export interface AgentWithLastOperation extends AgentRow {
   lastOperation: OperationRow | null;
@@ -56,11 +56,22 @@ export class AgentsRepository {
     return this.db.agentRevision.findUnique({ where: { agentId_revision: { agentId, revision } } });
   }
 
-  /** Journals a write before helm runs. */
-  async startOperation(input: { kind: OperationKind; namespace: string; name: string; agentId?: string; request: unknown; actor: string }): Promise<OperationRow> {
+  /** Journals a write before helm runs, with what it means to apply (for recovery after a crash). */
+  async startOperation(input: {
+    id: string;
+    kind: OperationKind;
+    namespace: string;
+    name: string;
+    agentId?: string;
+    request: unknown;
+    actor: string;
+    owner: string;
+    intent?: OperationIntent;
+    baseHelmRevision?: number | null;
+  }): Promise<OperationRow> {
     return this.db.operation.create({
       data: {
-        id: randomUUID(),
+        id: input.id,
         kind: input.kind,
         namespace: input.namespace,
         name: input.name,
@@ -68,12 +79,29 @@ export class AgentsRepository {
         state: 'pending',
         request: json(input.request),
         actor: input.actor,
+        owner: input.owner,
+        intent: input.intent ? json(input.intent) : undefined,
+        baseHelmRevision: input.baseHelmRevision ?? null,
       },
     });
   }
 
-  async failOperation(id: string, errorCode: string, errorMessage: string): Promise<void> {
-    await this.db.operation.update({ where: { id }, data: { state: 'failed', errorCode, errorMessage, finishedAt: new Date() } });
+  async operation(id: string): Promise<OperationRow | null> {
+    return this.db.operation.findUnique({ where: { id } });
+  }
+
+  async pendingOperations(): Promise<OperationRow[]> {
+    return this.db.operation.findMany({ where: { state: 'pending' }, orderBy: { startedAt: 'asc' } });
+  }
+
+  async agentById(id: string): Promise<AgentRow | null> {
+    return this.db.agent.findUnique({ where: { id } });
+  }
+
+  /** Closes a pending operation as failed; false when it was no longer pending. */
+  async failOperation(id: string, errorCode: string, errorMessage: string): Promise<boolean> {
+    const closed = await this.db.operation.updateMany({ where: { id, state: 'pending' }, data: { state: 'failed', errorCode, errorMessage, finishedAt: new Date() } });
+    return closed.count === 1;
   }
 
   /** Records a create: the agent, its revision 1 and the operation's success, at once. */

@@ -32,11 +32,17 @@ import type {
 import { pickSpec, toChartValues, type AgentSpec, type ChartValues, type OperationKind } from './agents.types.js';
 import { decodeCursor, encodeCursor, matchesLabel } from './agents.paging.js';
 import { foldStatus } from './agent-status.js';
+import { AgentWrites } from './agent-writes.service.js';
+import { OperationRecovery } from './operation-recovery.service.js';
 import { parseAllDocuments } from 'yaml';
 
-/** Who asked, for the journal and the revisions. */
+/** Who asked, for the journal and the revisions, and what the transport carried besides the body. */
 export interface Caller {
   actor: string;
+  /** REST's Idempotency-Key header (MCP passes requestId in the arguments). */
+  idempotencyKey?: string;
+  /** REST's If-Match header, as a version (MCP passes expectedVersion in the arguments). */
+  expectedVersion?: number;
 }
 
 /**
@@ -52,6 +58,8 @@ export class AgentsService {
     private readonly helm: HelmClient,
     private readonly kube: KubeClient,
     private readonly config: AppConfig,
+    private readonly writes: AgentWrites,
+    private readonly recovery: OperationRecovery,
   ) {}
 
   private get chart(): ChartSource {
@@ -83,111 +91,147 @@ export class AgentsService {
     const spec = pickSpec(input) as AgentSpec;
     const values = toChartValues(spec);
     const warnings = problems(toolsetWarnings(spec.toolset));
-    if (await this.repository.findActive(release.namespace, release.name)) {
-      throw new AppError('conflict', `agent ${release.namespace}/${release.name} already exists: update it (PATCH /api/v1/agents/${release.namespace}/${release.name}, update_agent) or choose another name`, [
+    const exists = () =>
+      new AppError('conflict', `agent ${release.namespace}/${release.name} already exists: update it (PATCH /api/v1/agents/${release.namespace}/${release.name}, update_agent) or choose another name`, [
         { path: 'name', message: 'an agent with this name exists in this namespace' },
       ]);
-    }
+    if (await this.repository.findActive(release.namespace, release.name)) throw exists();
     const manifests = await this.helm.template(release, this.chart, values);
     if (input.dryRun) return { dryRun: true, agent: null, values, manifests, warnings };
 
-    const operation = await this.repository.startOperation({ kind: 'create', ...release, request: body, actor: caller.actor });
-    const applied = await this.journaled(operation, async () => {
-      if (await this.helm.status(release)) {
-        throw new AppError('conflict', `a helm release ${release.namespace}/${release.name} already exists that agent-manager does not manage: choose another name, or remove that release first`, [
-          { path: 'name', message: 'a helm release with this name exists in this namespace' },
-        ]);
-      }
-      const info = await this.helm.upgradeInstall(release, this.chart, values);
-      return { info, values: await this.appliedValues(release, values) };
-    });
-    const row = await this.repository.recordCreate(release.namespace, release.name, this.chart, {
-      spec,
-      values: applied.values,
-      helmRevision: applied.info.revision,
-      kind: 'create',
-      actor: caller.actor,
-      operationId: operation.id,
-    });
-    return { dryRun: false, agent: await this.toView(row), values: applied.values, manifests, warnings };
+    return this.writes.idempotent(idempotencyKey(caller, input), { op: 'create', body: withoutRequestId(body) }, () =>
+      this.writes.exclusive(release.namespace, release.name, (id) => this.recovery.resolveById(id), async (operationId) => {
+        if (await this.repository.findActive(release.namespace, release.name)) throw exists();
+        const operation = await this.repository.startOperation({
+          id: operationId, kind: 'create', ...release, request: body, actor: caller.actor, owner: this.writes.replica, intent: { spec, values }, baseHelmRevision: null,
+        });
+        const applied = await this.journaled(operation, async () => {
+          if (await this.helm.status(release)) {
+            throw new AppError('conflict', `a helm release ${release.namespace}/${release.name} already exists that agent-manager does not manage: choose another name, or remove that release first`, [
+              { path: 'name', message: 'a helm release with this name exists in this namespace' },
+            ]);
+          }
+          const info = await this.helm.upgradeInstall(release, this.chart, values);
+          return { info, values: await this.appliedValues(release, values) };
+        });
+        const row = await this.repository.recordCreate(release.namespace, release.name, this.chart, {
+          spec, values: applied.values, helmRevision: applied.info.revision, kind: 'create', actor: caller.actor, operationId,
+        });
+        return { dryRun: false, agent: await this.toView(row), values: applied.values, manifests, warnings };
+      }),
+    );
   }
 
   async update(ref: unknown, body: unknown, caller: Caller): Promise<UpdateResultDto> {
     const { namespace, name } = parseInput(AgentRefDto, ref);
     const input = parseInput(UpdateAgentDto, body);
-    const agent = await this.require(namespace, name);
-    const before = agent.values as unknown as ChartValues;
-    const spec = { ...(agent.spec as unknown as AgentSpec), ...pickSpec(input) };
-    const after = toChartValues(spec);
-    const warnings = problems(toolsetWarnings(spec.toolset));
+    const expected = expectedVersion(caller, input);
     const release = { namespace, name };
-    const changed = !isDeepStrictEqual(before, after);
-    if (!changed) return { dryRun: input.dryRun ?? false, changed: false, before, after, agent: await this.toView(agent), manifests: '', warnings };
-    const manifests = await this.helm.template(release, this.chart, after);
-    if (input.dryRun) return { dryRun: true, changed, before, after, agent: await this.toView(agent), manifests, warnings };
+    const plan = (agent: AgentRow) => {
+      const before = agent.values as unknown as ChartValues;
+      const spec = { ...(agent.spec as unknown as AgentSpec), ...pickSpec(input) };
+      const after = toChartValues(spec);
+      return { before, spec, after, changed: !isDeepStrictEqual(before, after), warnings: problems(toolsetWarnings(spec.toolset)) };
+    };
+    const current = await this.require(namespace, name);
+    checkVersion(current, expected);
+    const preview = plan(current);
+    if (!preview.changed) return { dryRun: input.dryRun ?? false, changed: false, before: preview.before, after: preview.after, agent: await this.toView(current), manifests: '', warnings: preview.warnings };
+    const manifests = await this.helm.template(release, this.chart, preview.after);
+    if (input.dryRun) return { dryRun: true, changed: true, before: preview.before, after: preview.after, agent: await this.toView(current), manifests, warnings: preview.warnings };
 
-    const operation = await this.repository.startOperation({ kind: 'update', ...release, agentId: agent.id, request: body, actor: caller.actor });
-    const applied = await this.journaled(operation, async () => {
-      const info = await this.helm.upgradeInstall(release, this.chart, after);
-      return { info, values: await this.appliedValues(release, after) };
-    });
-    const row = await this.repository.recordChange(agent, {
-      spec,
-      values: applied.values,
-      helmRevision: applied.info.revision,
-      kind: 'update',
-      actor: caller.actor,
-      operationId: operation.id,
-    });
-    return { dryRun: false, changed: true, before, after: applied.values, agent: await this.toView(row), manifests, warnings };
+    return this.writes.idempotent(idempotencyKey(caller, input), { op: 'update', ref: release, body: withoutRequestId(body), expected }, () =>
+      this.writes.exclusive(namespace, name, (id) => this.recovery.resolveById(id), async (operationId) => {
+        const agent = await this.require(namespace, name);
+        checkVersion(agent, expected);
+        const { before, spec, after, changed, warnings } = plan(agent);
+        if (!changed) return { dryRun: false, changed: false, before, after, agent: await this.toView(agent), manifests: '', warnings };
+        const operation = await this.repository.startOperation({
+          id: operationId, kind: 'update', ...release, agentId: agent.id, request: body, actor: caller.actor, owner: this.writes.replica, intent: { spec, values: after }, baseHelmRevision: agent.helmRevision,
+        });
+        const applied = await this.journaled(operation, async () => {
+          const info = await this.helm.upgradeInstall(release, this.chart, after);
+          return { info, values: await this.appliedValues(release, after) };
+        });
+        const row = await this.repository.recordChange(agent, {
+          spec, values: applied.values, helmRevision: applied.info.revision, kind: 'update', actor: caller.actor, operationId,
+        });
+        return { dryRun: false, changed: true, before, after: applied.values, agent: await this.toView(row), manifests, warnings };
+      }),
+    );
   }
 
   async delete(ref: unknown, body: unknown, caller: Caller): Promise<DeleteResultDto> {
     const { namespace, name } = parseInput(AgentRefDto, ref);
     const input = parseInput(DeleteAgentDto, body ?? {});
-    const agent = await this.require(namespace, name);
-    if (input.dryRun) return { dryRun: true, deleted: await this.toView(agent), releaseRemoved: false };
-    const operation = await this.repository.startOperation({ kind: 'delete', namespace, name, agentId: agent.id, request: body ?? {}, actor: caller.actor });
-    const releaseRemoved = await this.journaled(operation, () => this.helm.uninstall({ namespace, name }));
-    const row = await this.repository.recordDelete(agent, operation.id, caller.actor);
-    return { dryRun: false, deleted: await this.toView(row), releaseRemoved };
+    const expected = expectedVersion(caller, input);
+    const current = await this.require(namespace, name);
+    checkVersion(current, expected);
+    if (input.dryRun) return { dryRun: true, deleted: await this.toView(current), releaseRemoved: false };
+
+    return this.writes.idempotent(idempotencyKey(caller, input), { op: 'delete', ref: { namespace, name }, expected }, () =>
+      this.writes.exclusive(namespace, name, (id) => this.recovery.resolveById(id), async (operationId) => {
+        const agent = await this.require(namespace, name);
+        checkVersion(agent, expected);
+        const operation = await this.repository.startOperation({
+          id: operationId, kind: 'delete', namespace, name, agentId: agent.id, request: body ?? {}, actor: caller.actor, owner: this.writes.replica, baseHelmRevision: agent.helmRevision,
+        });
+        const releaseRemoved = await this.journaled(operation, () => this.helm.uninstall({ namespace, name }));
+        const row = await this.repository.recordDelete(agent, operationId, caller.actor);
+        return { dryRun: false, deleted: await this.toView(row), releaseRemoved };
+      }),
+    );
   }
 
   async rollback(ref: unknown, body: unknown, caller: Caller): Promise<RollbackResultDto> {
     const { namespace, name } = parseInput(AgentRefDto, ref);
     const input = parseInput(RollbackAgentDto, body);
-    const agent = await this.require(namespace, name);
-    const target = await this.repository.revision(agent.id, input.revision);
-    if (!target) {
-      throw new AppError('not_found', `agent ${namespace}/${name} has no revision ${input.revision}: it has revisions 1 to ${agent.revision} (list_agent_revisions)`, [
-        { path: 'revision', message: `choose a revision from 1 to ${agent.revision}` },
-      ]);
-    }
-    const before = agent.values as unknown as ChartValues;
-    const after = target.values as unknown as ChartValues;
-    if (input.dryRun) return { dryRun: true, rolledBackTo: target.revision, before, after, agent: await this.toView(agent) };
+    const expected = expectedVersion(caller, input);
     const release = { namespace, name };
-    const operation = await this.repository.startOperation({ kind: 'rollback', ...release, agentId: agent.id, request: body, actor: caller.actor });
-    const applied = await this.journaled(operation, async () => {
-      const history = await this.helm.history(release).catch(() => []);
-      if (target.helmRevision !== null && history.some((h) => h.revision === target.helmRevision)) {
-        await this.helm.rollback(release, target.helmRevision);
-      } else {
-        await this.helm.upgradeInstall(release, this.chart, after);
+    const target = async (agent: AgentRow) => {
+      const found = await this.repository.revision(agent.id, input.revision);
+      if (!found) {
+        throw new AppError('not_found', `agent ${namespace}/${name} has no revision ${input.revision}: it has revisions 1 to ${agent.revision} (list_agent_revisions)`, [
+          { path: 'revision', message: `choose a revision from 1 to ${agent.revision}` },
+        ]);
       }
-      const info = await this.helm.status(release);
-      return { helmRevision: info?.revision ?? null, values: await this.appliedValues(release, after) };
-    });
-    const row = await this.repository.recordChange(agent, {
-      spec: target.spec as unknown as AgentSpec,
-      values: applied.values,
-      helmRevision: applied.helmRevision,
-      kind: 'rollback',
-      actor: caller.actor,
-      operationId: operation.id,
-      rolledBackTo: target.revision,
-    });
-    return { dryRun: false, rolledBackTo: target.revision, before, after: applied.values, agent: await this.toView(row) };
+      return found;
+    };
+    const current = await this.require(namespace, name);
+    checkVersion(current, expected);
+    const preview = await target(current);
+    if (input.dryRun) {
+      return { dryRun: true, rolledBackTo: preview.revision, before: current.values as unknown as ChartValues, after: preview.values as unknown as ChartValues, agent: await this.toView(current) };
+    }
+
+    return this.writes.idempotent(idempotencyKey(caller, input), { op: 'rollback', ref: release, body: withoutRequestId(body), expected }, () =>
+      this.writes.exclusive(namespace, name, (id) => this.recovery.resolveById(id), async (operationId) => {
+        const agent = await this.require(namespace, name);
+        checkVersion(agent, expected);
+        const restore = await target(agent);
+        const before = agent.values as unknown as ChartValues;
+        const after = restore.values as unknown as ChartValues;
+        const spec = restore.spec as unknown as AgentSpec;
+        const operation = await this.repository.startOperation({
+          id: operationId, kind: 'rollback', ...release, agentId: agent.id, request: body, actor: caller.actor, owner: this.writes.replica,
+          intent: { spec, values: after, rolledBackTo: restore.revision }, baseHelmRevision: agent.helmRevision,
+        });
+        const applied = await this.journaled(operation, async () => {
+          const history = await this.helm.history(release).catch(() => []);
+          if (restore.helmRevision !== null && history.some((h) => h.revision === restore.helmRevision)) {
+            await this.helm.rollback(release, restore.helmRevision);
+          } else {
+            await this.helm.upgradeInstall(release, this.chart, after);
+          }
+          const info = await this.helm.status(release);
+          return { helmRevision: info?.revision ?? null, values: await this.appliedValues(release, after) };
+        });
+        const row = await this.repository.recordChange(agent, {
+          spec, values: applied.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: caller.actor, operationId, rolledBackTo: restore.revision,
+        });
+        return { dryRun: false, rolledBackTo: restore.revision, before, after: applied.values, agent: await this.toView(row) };
+      }),
+    );
   }
 
   /** Every violation of a create or update, plus what helm would render; never writes. */
@@ -315,6 +359,38 @@ function agentInManifest(manifest: string): LiveAgent | null {
     if (object?.kind === 'Agent' && object.apiVersion?.startsWith('kagent.dev/')) return object as unknown as LiveAgent;
   }
   return null;
+}
+
+/** The idempotency key from the transport (REST header) or the arguments (MCP requestId); both must agree. */
+function idempotencyKey(caller: Caller, input: { requestId?: string }): string | undefined {
+  if (caller.idempotencyKey && input.requestId && caller.idempotencyKey !== input.requestId) {
+    throw AppError.invalid([{ path: 'requestId', message: 'requestId and the Idempotency-Key header differ: send one of them' }]);
+  }
+  return caller.idempotencyKey ?? input.requestId;
+}
+
+function expectedVersion(caller: Caller, input: { expectedVersion?: number }): number | undefined {
+  if (caller.expectedVersion !== undefined && input.expectedVersion !== undefined && caller.expectedVersion !== input.expectedVersion) {
+    throw AppError.invalid([{ path: 'expectedVersion', message: 'expectedVersion and the If-Match header differ: send one of them' }]);
+  }
+  return caller.expectedVersion ?? input.expectedVersion;
+}
+
+/** Optimistic concurrency: a stale write is refused naming the current version. */
+function checkVersion(agent: AgentRow, expected: number | undefined): void {
+  if (expected === undefined || agent.version === expected) return;
+  throw new AppError(
+    'precondition_failed',
+    `agent ${agent.namespace}/${agent.name} is at version ${agent.version}, not ${expected}: read it again (get_agent), re-apply your change to what it holds now, and send version ${agent.version}`,
+    [{ path: 'expectedVersion', message: `the current version is ${agent.version}` }],
+  );
+}
+
+/** The request as hashed for idempotency: the key itself is not part of it. */
+function withoutRequestId(body: unknown): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const { requestId: _key, ...rest } = body as Record<string, unknown>;
+  return rest;
 }
 
 function problems(list: { path: string; message: string }[]): ErrorDetail[] {

@@ -44,3 +44,10 @@ export function pickSpec(input: Partial<AgentSpec>): Partial<AgentSpec> {
   }
   return spec;
 }
+
+/** What a write means to apply, journaled before helm runs. */
+export interface OperationIntent {
+  spec: AgentSpec;
+  values: ChartValues;
+  rolledBackTo?: number;
+}

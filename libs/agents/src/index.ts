@@ -6,3 +6,6 @@ export * from './agents.dto.js';
 export * from './agents.responses.js';
 export { ErrorResponseDto, ErrorObjectDto } from './error-response.dto.js';
 export { readInput, parseInput, acceptedFields } from './agents.input.js';
+export { AgentWrites } from './agent-writes.service.js';
+export { OperationRecovery } from './operation-recovery.service.js';
+export { AgentsRepository } from './agents.repository.js';

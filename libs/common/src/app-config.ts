@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import { ArrayMinSize, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
@@ -79,6 +81,32 @@ export class AppConfig {
   })
   MCP_ALLOWED_HOSTS: string[];
 
+  /** How long a replica's lock on one agent lasts without renewal; a dead replica's lock is taken over after it. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 30 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  LEASE_TTL_SECONDS: number;
+
+  /** How long a write's Idempotency-Key (requestId on MCP) answers retries with the first answer. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 86_400 : Number(value)))
+  @IsInt()
+  @Min(1)
+  IDEMPOTENCY_TTL_SECONDS: number;
+
+  /** On SIGTERM: how long running writes may take to finish before the store closes. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 60 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  SHUTDOWN_TIMEOUT_SECONDS: number;
+
+  /** This replica's name in leases and the journal; defaults to host name, process id and a random suffix. */
+  @Transform(({ value }) => (value === undefined || value === '' ? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}` : value))
+  @IsString()
+  @MinLength(1)
+  REPLICA_ID: string;
+
   get storeProvider(): 'sqlite' | 'postgresql' {
     return this.DATABASE_URL.startsWith('file:') ? 'sqlite' : 'postgresql';
   }
@@ -100,7 +128,7 @@ function commaList(value: unknown): string[] {
     .filter((item) => item.length > 0);
 }
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {

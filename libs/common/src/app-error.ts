@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   precondition_failed: 412,
   internal: 500,
   backend_error: 502,
+  unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { Store } from '@app/store';
+
+export interface LeaseHolder {
+  owner: string;
+  operationId: string;
+  expiresAt: Date;
+}
+
+export type LeaseResult =
+  | { acquired: true; takenOverFrom?: LeaseHolder }
+  | { acquired: false; holder: LeaseHolder };
+
+/**
+ * One writer per agent across replicas, held in the store: a row per agent key with an
+ * owner and an expiry. Taking a lease is an insert; taking over an expired one is a
+ * conditional update that only one contender can win. Works the same on SQLite and PostgreSQL.
+ */
+@Injectable()
+export class AgentLeaseRepository {
+  constructor(private readonly store: Store) {}
+
+  private get db() {
+    return this.store.client;
+  }
+
+  async acquire(key: string, owner: string, operationId: string, ttlMs: number): Promise<LeaseResult> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = new Date();
+      try {
+        await this.db.agentLease.create({ data: { key, owner, operationId, expiresAt: new Date(now.getTime() + ttlMs), acquiredAt: now } });
+        return { acquired: true };
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+      const holder = await this.db.agentLease.findUnique({ where: { key } });
+      if (!holder) continue; // released between our insert and read: try again
+      if (holder.expiresAt.getTime() > now.getTime()) {
+        return { acquired: false, holder: { owner: holder.owner, operationId: holder.operationId, expiresAt: holder.expiresAt } };
+      }
+      const taken = await this.db.agentLease.updateMany({
+        where: { key, operationId: holder.operationId, expiresAt: { lt: now } },
+        data: { owner, operationId, expiresAt: new Date(now.getTime() + ttlMs), acquiredAt: now },
+      });
+      if (taken.count === 1) return { acquired: true, takenOverFrom: { owner: holder.owner, operationId: holder.operationId, expiresAt: holder.expiresAt } };
+    }
+    const holder = await this.db.agentLease.findUnique({ where: { key } });
+    if (holder) return { acquired: false, holder: { owner: holder.owner, operationId: holder.operationId, expiresAt: holder.expiresAt } };
+    throw new Error(`lease ${key}: contended without a holder`);
+  }
+
+  /** Extends a held lease; false when it was lost (expired and taken over). */
+  async renew(key: string, owner: string, operationId: string, ttlMs: number): Promise<boolean> {
+    const renewed = await this.db.agentLease.updateMany({ where: { key, owner, operationId }, data: { expiresAt: new Date(Date.now() + ttlMs) } });
+    return renewed.count === 1;
+  }
+
+  async release(key: string, owner: string, operationId: string): Promise<void> {
+    await this.db.agentLease.deleteMany({ where: { key, owner, operationId } });
+  }
+
+  async holder(key: string): Promise<LeaseHolder | null> {
+    return this.db.agentLease.findUnique({ where: { key } });
+  }
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string })?.code === 'P2002';
+}

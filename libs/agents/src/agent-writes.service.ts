@@ -1,0 +1,143 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig, AppError, ERROR_STATUS, type ErrorBody } from '@app/common';
+import { AgentLeaseRepository, type LeaseHolder } from './agent-lease.repository.js';
+import { IdempotencyRepository } from './idempotency.repository.js';
+
+/** Refusals a retry with the same request would get again: kept as the idempotent answer. */
+const FINAL_REFUSALS = new Set(['invalid_request', 'not_found', 'precondition_failed']);
+
+/**
+ * What makes writes safe with several replicas, retries and restarts: a gate that closes on
+ * shutdown and waits for running writes, one lease per agent held in the store, and the first
+ * answer kept per idempotency key.
+ */
+@Injectable()
+export class AgentWrites {
+  private readonly logger = new Logger(AgentWrites.name);
+  private running = 0;
+  private closing = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly leases: AgentLeaseRepository,
+    private readonly keys: IdempotencyRepository,
+  ) {}
+
+  get replica(): string {
+    return this.config.REPLICA_ID;
+  }
+
+  /** Stops taking writes; resolves when the running ones finished or the timeout passed. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    this.closing = true;
+    if (this.running === 0) return true;
+    const idle = new Promise<true>((resolve) => this.idleWaiters.push(() => resolve(true)));
+    return Promise.race([idle, sleep(timeoutMs).then(() => false)]);
+  }
+
+  /**
+   * Runs a write holding the agent's lease, renewed while it runs. Another write on the same
+   * agent, on any replica, is refused with conflict naming the operation in progress.
+   * `onTakeover` gets the operation of a dead replica whose expired lease this write took.
+   */
+  async exclusive<T>(
+    namespace: string,
+    name: string,
+    onTakeover: (operationId: string) => Promise<void>,
+    work: (operationId: string) => Promise<T>,
+  ): Promise<T> {
+    if (this.closing) throw new AppError('unavailable', 'agent-manager is shutting down and takes no new writes: retry, another replica will answer');
+    this.running++;
+    try {
+      const key = `${namespace}/${name}`;
+      const operationId = randomUUID();
+      const ttl = this.config.LEASE_TTL_SECONDS * 1000;
+      const lease = await this.leases.acquire(key, this.replica, operationId, ttl);
+      if (!lease.acquired) throw busy(namespace, name, lease.holder);
+      const renew = setInterval(() => {
+        this.leases.renew(key, this.replica, operationId, ttl).then(
+          (held) => held || this.logger.warn(`lost the lease on ${key} while operation ${operationId} ran`),
+          (error: unknown) => this.logger.warn(`renewing the lease on ${key} failed: ${(error as Error).message}`),
+        );
+      }, Math.max(250, Math.floor(ttl / 3)));
+      try {
+        if (lease.takenOverFrom) {
+          this.logger.warn(`took over the expired lease on ${key} from ${lease.takenOverFrom.owner} (operation ${lease.takenOverFrom.operationId})`);
+          await onTakeover(lease.takenOverFrom.operationId);
+        }
+        return await work(operationId);
+      } finally {
+        clearInterval(renew);
+        await this.leases.release(key, this.replica, operationId).catch((error: unknown) => this.logger.warn(`releasing the lease on ${key} failed: ${(error as Error).message}`));
+      }
+    } finally {
+      this.running--;
+      if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  /**
+   * Answers a write once per key: the first request runs; a retry with the same request gets
+   * the first answer (or waits for it while it runs); the same key with another request is refused.
+   */
+  async idempotent<T>(key: string | undefined, request: unknown, run: () => Promise<T>): Promise<T> {
+    if (!key) return run();
+    const hash = createHash('sha256').update(canonicalJson(request)).digest('hex');
+    const ttl = this.config.IDEMPOTENCY_TTL_SECONDS * 1000;
+    const deadline = Date.now() + (this.config.HELM_TIMEOUT_SECONDS + 60) * 1000;
+    for (;;) {
+      const claim = await this.keys.claim(key, hash, ttl);
+      if (claim.kind === 'mismatch') {
+        throw new AppError('conflict', `idempotency key "${key}" was already used for a different request: send a new key for a new request, or resend the first request unchanged`, [
+          { path: 'requestId', message: 'this key belongs to another request' },
+        ]);
+      }
+      if (claim.kind === 'replay') return replay<T>(claim.answer.body);
+      if (claim.kind === 'claimed') break;
+      if (Date.now() > deadline) throw new AppError('conflict', `a request with idempotency key "${key}" is still running: retry later with the same key`);
+      await sleep(150);
+    }
+    try {
+      const answer = await run();
+      await this.keys.complete(key, { status: 200, body: { result: answer } });
+      return answer;
+    } catch (error) {
+      if (error instanceof AppError && FINAL_REFUSALS.has(error.code)) {
+        await this.keys.complete(key, { status: error.status, body: error.toBody() });
+      } else {
+        await this.keys.forget(key);
+      }
+      throw error;
+    }
+  }
+}
+
+function replay<T>(stored: unknown): T {
+  const body = stored as { result?: T } & Partial<ErrorBody>;
+  if (body.error) throw new AppError(body.error.code in ERROR_STATUS ? body.error.code : 'internal', body.error.message, body.error.details ?? []);
+  return body.result as T;
+}
+
+function busy(namespace: string, name: string, holder: LeaseHolder): AppError {
+  return new AppError(
+    'conflict',
+    `agent ${namespace}/${name} has a write in progress (operation ${holder.operationId} on replica ${holder.owner}); retry after it finishes`,
+    [{ path: 'name', message: `operation ${holder.operationId} holds this agent until ${holder.expiresAt.toISOString()} unless renewed` }],
+  );
+}
+
+/** JSON with sorted keys, so the same request hashes the same whatever its key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

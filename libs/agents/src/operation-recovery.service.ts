@@ -1,0 +1,141 @@
+import { isDeepStrictEqual } from 'node:util';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { AppConfig, AppError } from '@app/common';
+import { HelmClient } from '@app/helm';
+import type { OperationRow } from '@app/store';
+import { AgentLeaseRepository } from './agent-lease.repository.js';
+import { AgentsRepository } from './agents.repository.js';
+import type { OperationIntent } from './agents.types.js';
+
+export type Resolution = 'landed' | 'did-not-land' | 'undecided';
+
+/**
+ * Resolves writes left pending by a crashed replica against what the cluster really holds:
+ * a change helm applied is recorded as the revision it is; one it did not apply is marked
+ * failed; while helm's own state is still pending or unreadable, nothing is guessed and the
+ * operation stays pending for the next sweep.
+ */
+@Injectable()
+export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(OperationRecovery.name);
+  private timer?: NodeJS.Timeout;
+  private sweeping?: Promise<void>;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly repository: AgentsRepository,
+    private readonly leases: AgentLeaseRepository,
+    private readonly helm: HelmClient,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.sweep();
+    this.timer = setInterval(() => void this.sweep(), this.config.LEASE_TTL_SECONDS * 1000);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  /** Resolves every pending operation whose replica is gone (no live lease holds it). */
+  sweep(): Promise<void> {
+    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    let pending: OperationRow[];
+    try {
+      pending = await this.repository.pendingOperations();
+    } catch (error) {
+      this.logger.warn(`reading pending operations failed: ${(error as Error).message}`);
+      return;
+    }
+    for (const op of pending) {
+      const key = `${op.namespace}/${op.name}`;
+      const ttl = this.config.LEASE_TTL_SECONDS * 1000;
+      const lease = await this.leases.acquire(key, this.config.REPLICA_ID, op.id, ttl).catch(() => null);
+      if (!lease?.acquired) continue; // a live replica holds this agent: its writer resolves what it took over
+      try {
+        await this.resolve(op);
+      } finally {
+        await this.leases.release(key, this.config.REPLICA_ID, op.id).catch(() => undefined);
+      }
+    }
+  }
+
+  /** For a write that took over an expired lease: settle the dead writer's operation first. */
+  async resolveById(operationId: string): Promise<void> {
+    const op = await this.repository.operation(operationId);
+    if (op?.state !== 'pending') return;
+    const outcome = await this.resolve(op);
+    if (outcome === 'undecided') {
+      throw new AppError('conflict', `agent ${op.namespace}/${op.name} has an interrupted ${op.kind} (operation ${op.id}) whose outcome helm cannot tell yet: retry shortly`);
+    }
+  }
+
+  async resolve(op: OperationRow): Promise<Resolution> {
+    const release = { namespace: op.namespace, name: op.name };
+    let info;
+    try {
+      info = await this.helm.status(release);
+    } catch (error) {
+      this.logger.warn(`operation ${op.id} (${op.kind} ${op.namespace}/${op.name}) stays pending: ${(error as Error).message}`);
+      return 'undecided';
+    }
+    if (info && info.status.startsWith('pending')) {
+      this.logger.warn(`operation ${op.id} stays pending: the release is ${info.status}`);
+      return 'undecided';
+    }
+    const intent = op.intent as unknown as OperationIntent | null;
+    const moved = info !== null && info.status === 'deployed' && info.revision > (op.baseHelmRevision ?? 0);
+    const landed = async () => moved && intent !== null && isDeepStrictEqual(await this.helm.getValues(release), intent.values);
+    try {
+      if (op.kind === 'delete') {
+        const agent = op.agentId ? await this.repository.agentById(op.agentId) : null;
+        if (!info && agent?.state === 'active') {
+          await this.repository.recordDelete(agent, op.id, op.actor);
+          return this.done(op, 'landed');
+        }
+        return this.fail(op, info ? 'the release is still installed' : 'the agent was already gone');
+      }
+      if (!(await landed())) return this.fail(op, info ? `the release holds revision ${info.revision} (${info.status}) with other values` : 'there is no release');
+      if (op.kind === 'create') {
+        if (await this.repository.findActive(op.namespace, op.name)) return this.fail(op, 'another agent of this name was recorded meanwhile');
+        await this.repository.recordCreate(op.namespace, op.name, { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION }, {
+          spec: intent!.spec, values: intent!.values, helmRevision: info!.revision, kind: 'create', actor: op.actor, operationId: op.id,
+        });
+        return this.done(op, 'landed');
+      }
+      const agent = op.agentId ? await this.repository.agentById(op.agentId) : null;
+      if (agent?.state !== 'active') return this.fail(op, 'the agent is no longer active');
+      await this.repository.recordChange(agent, {
+        spec: intent!.spec,
+        values: intent!.values,
+        helmRevision: info!.revision,
+        kind: op.kind === 'rollback' ? 'rollback' : 'update',
+        actor: op.actor,
+        operationId: op.id,
+        rolledBackTo: intent!.rolledBackTo,
+      });
+      return this.done(op, 'landed');
+    } catch (error) {
+      this.logger.warn(`resolving operation ${op.id} failed, it stays pending: ${(error as Error).message}`);
+      return 'undecided';
+    }
+  }
+
+  private done(op: OperationRow, outcome: Resolution): Resolution {
+    this.logger.log(`recovered operation ${op.id}: the ${op.kind} of ${op.namespace}/${op.name} by ${op.owner ?? 'unknown replica'} landed; recorded it`);
+    return outcome;
+  }
+
+  private async fail(op: OperationRow, why: string): Promise<Resolution> {
+    const message = `interrupted: the replica running this ${op.kind} (${op.owner ?? 'unknown'}) stopped before recording it, and helm shows it did not land (${why})`;
+    await this.repository.failOperation(op.id, 'backend_error', message);
+    this.logger.warn(`operation ${op.id}: ${message}`);
+    return 'did-not-land';
+  }
+}
