@@ -28,7 +28,7 @@ describe('REST API (no cluster reachable)', () => {
     expect((await call(t.url, 'GET', '/healthz')).status).toBe(200);
     const ready = await call(t.url, 'GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body.store).toBe('sqlite');
+    expect(ready.body.store).toBe(t.provider);
   });
 
   it('serves Swagger UI at /docs and the committed OpenAPI document at /api/v1/openapi.json', async () => {
@@ -48,7 +48,7 @@ describe('REST API (no cluster reachable)', () => {
     const info = await call(t.url, 'GET', '/api/v1/info');
     expect(info.status).toBe(200);
     expect(info.body.helm.version).toMatch(/^v[34]\./);
-    expect(info.body.store).toBe('sqlite');
+    expect(info.body.store).toBe(t.provider);
     expect(info.body.toolsetLimits.maxSelectors).toBe(32);
     expect(info.body.chart.valuesSchemaDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(info.body.presets.map((p: { name: string }) => p.name)).toEqual(['read-only', 'none', 'full', 'infrastructure', 'agent-platform']);

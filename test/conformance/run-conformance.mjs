@@ -85,7 +85,7 @@ async function main() {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `file:${join(scratch, 'store.db')}`, KUBECONFIG: kubeconfig, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  let code = 1;
+  let code;
   try {
     await waitReady(`${base}/readyz`, service);
     const outDir = join(scratch, 'results');

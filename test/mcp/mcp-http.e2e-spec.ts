@@ -222,6 +222,20 @@ describe('MCP over Streamable HTTP', () => {
       expect((listed.structuredContent as { items: { name: string }[] }).items.map((a) => a.name)).toEqual(['seeded']);
     });
 
+    it('refuses a stale expectedVersion with precondition_failed naming the current version, as If-Match does on REST', async () => {
+      const agent = (await call(client, 'get_agent', { namespace: 'agents', name: 'seeded' })).structuredContent as { version: number };
+      const stale = await call(client, 'update_agent', { namespace: 'agents', name: 'seeded', systemMessage: 'x', expectedVersion: agent.version + 5 });
+      expect(stale.isError).toBe(true);
+      expect(stale.structuredContent).toMatchObject({ error: { code: 'precondition_failed', message: expect.stringContaining(`is at version ${agent.version}, not ${agent.version + 5}`) } });
+      const rest = await fetch(`${service.base}/api/v1/agents/agents/seeded`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', 'if-match': `"${agent.version + 5}"` },
+        body: JSON.stringify({ systemMessage: 'x' }),
+      });
+      expect(rest.status).toBe(412);
+      expect(((await rest.json()) as { error: { message: string } }).error.message).toBe((stale.structuredContent as { error: { message: string } }).error.message);
+    });
+
     it('deletes: a dry run shows what would go; a real one fails backend_error and the agent stays', async () => {
       const dry = await call(client, 'delete_agent', { namespace: 'agents', name: 'seeded', dryRun: true });
       expect(dry.structuredContent).toMatchObject({ dryRun: true, releaseRemoved: false, deleted: { name: 'seeded', state: 'active' } });
@@ -298,10 +312,8 @@ describe('MCP over Streamable HTTP', () => {
 
 describe('MCP deployment settings', () => {
   let service: McpTestApp;
-  let client: Client | undefined;
 
   afterAll(async () => {
-    await client?.close();
     await service?.close();
   });
 

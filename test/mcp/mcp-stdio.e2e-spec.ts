@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { freshDatabaseUrl, type FreshDatabase } from '../pg/fresh-database.js';
 import { call, CLIENT_NAME, OVER_CAP, testEnv, text, TOOLNAMES_MESSAGE } from './mcp-support.js';
 
 const root = process.cwd();
@@ -13,6 +14,7 @@ const bin = join(root, 'bin', 'agent-manager.mjs');
 /** `agent-manager mcp` as a client spawns it: the built CLI, one session over stdin/stdout. */
 describe('MCP over stdio (agent-manager mcp)', () => {
   let dir: string;
+  let database: FreshDatabase;
   let client: Client;
   let stderr = '';
   const errors: Error[] = [];
@@ -20,11 +22,12 @@ describe('MCP over stdio (agent-manager mcp)', () => {
   beforeAll(async () => {
     execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { cwd: root, stdio: 'ignore' });
     dir = mkdtempSync(join(tmpdir(), 'agent-manager-stdio-'));
+    database = await freshDatabaseUrl();
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [bin, 'mcp', '--toolsets', 'revisions'],
       cwd: root,
-      env: testEnv(dir, { LOG_LEVEL: 'log' }) as Record<string, string>,
+      env: testEnv(dir, { LOG_LEVEL: 'log', DATABASE_URL: database.url }) as Record<string, string>,
       stderr: 'pipe',
     });
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -35,6 +38,7 @@ describe('MCP over stdio (agent-manager mcp)', () => {
 
   afterAll(async () => {
     await client?.close();
+    await database?.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -9,6 +9,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { loadConfig } from '@app/common';
 import { createApp } from '../../apps/agent-manager/src/app.factory.js';
 import { AgentsRepository } from '@app/agents';
+import { freshDatabaseUrl } from '../pg/fresh-database.js';
 
 export const CLIENT_NAME = 'agent-manager-e2e';
 
@@ -38,11 +39,14 @@ export interface McpTestApp {
 /** The whole service on port 0 of 127.0.0.1, as main.ts builds it. */
 export async function startApp(env: Record<string, string> = {}): Promise<McpTestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'agent-manager-mcp-'));
+  // SQLite, or a fresh database on TEST_DATABASE_URL's PostgreSQL (npm run test:pg)
+  const database = env.DATABASE_URL ? undefined : await freshDatabaseUrl();
   let app: INestApplication;
   try {
-    app = await createApp(loadConfig(testEnv(dir, env)), { logger: false });
+    app = await createApp(loadConfig(testEnv(dir, database ? { DATABASE_URL: database.url, ...env } : env)), { logger: false });
     await app.listen(0, '127.0.0.1');
   } catch (error) {
+    await database?.drop();
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
@@ -52,6 +56,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<McpTes
     base: `http://127.0.0.1:${port}`,
     close: async () => {
       await app.close();
+      await database?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -3,14 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { loadConfig } from '@app/common';
-import { Store } from '@app/store';
+import { Store, type StoreProvider } from '@app/store';
 import { createApp } from '../../apps/agent-manager/src/app.factory.js';
+import { type FreshDatabase, freshPostgresDatabase, testPostgresUrl } from '../pg/fresh-database.js';
+
+export { freshDatabaseUrl, freshPostgresDatabase, testPostgresUrl, testStoreProvider } from '../pg/fresh-database.js';
+export type { FreshDatabase } from '../pg/fresh-database.js';
 
 export interface TestApp {
   app: INestApplication;
   url: string;
   store: Store;
   dir: string;
+  /** The DATABASE_URL the service runs on: a fresh SQLite file or a fresh PostgreSQL database. */
+  databaseUrl: string;
+  /** The store provider in use (`sqlite`, or `postgresql` when TEST_DATABASE_URL is set). */
+  provider: StoreProvider;
   close(): Promise<void>;
 }
 
@@ -33,31 +41,53 @@ export function unreachableKubeconfig(dir: string): string {
 }
 
 /**
- * The whole service on port 0 with a fresh SQLite store (or TEST_DATABASE_URL's
- * PostgreSQL), the real helm and the chart in this repo.
+ * The whole service on port 0 with a fresh store — a temp SQLite file, or a fresh database
+ * on TEST_DATABASE_URL's PostgreSQL, dropped in close() — the real helm and the chart in this
+ * repo. An explicit `DATABASE_URL` in `env` is used as it is (and left in place by close()).
  */
 export async function startTestApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'agent-manager-test-'));
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: process.env.TEST_DATABASE_URL ?? `file:${join(dir, 'store.db')}`,
-    KUBECONFIG: unreachableKubeconfig(dir),
-    LOG_LEVEL: 'error',
-    ...env,
-  });
-  const app = await createApp(config, { logger: false });
-  await app.listen(0, '127.0.0.1');
-  const address = app.getHttpServer().address() as { port: number };
-  return {
-    app,
-    url: `http://127.0.0.1:${address.port}`,
-    store: app.get(Store),
-    dir,
-    close: async () => {
-      await app.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  let database: FreshDatabase | undefined;
+  let app: INestApplication | undefined;
+  try {
+    if (!env.DATABASE_URL) {
+      database = testPostgresUrl() ? await freshPostgresDatabase(testPostgresUrl()!) : undefined;
+    }
+    const databaseUrl = env.DATABASE_URL ?? database?.url ?? `file:${join(dir, 'store.db')}`;
+    const config = loadConfig({
+      ...process.env,
+      KUBECONFIG: unreachableKubeconfig(dir),
+      LOG_LEVEL: 'error',
+      ...env,
+      DATABASE_URL: databaseUrl,
+    });
+    app = await createApp(config, { logger: false });
+    await app.listen(0, '127.0.0.1');
+    const address = app.getHttpServer().address() as { port: number };
+    const started = app;
+    const store = started.get(Store);
+    return {
+      app: started,
+      url: `http://127.0.0.1:${address.port}`,
+      store,
+      dir,
+      databaseUrl,
+      provider: store.provider,
+      close: async () => {
+        try {
+          await started.close();
+        } finally {
+          await database?.drop();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await database?.drop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {

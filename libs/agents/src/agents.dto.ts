@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS } from '@app/toolset';
 import { IsStringMap, IsToolset, Optional } from './agents.validators.js';
 
@@ -9,6 +9,26 @@ const DNS1123_MESSAGE = (field: string, max: number) =>
   `${field} must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit, at most ${max} characters`;
 
 export const SYSTEM_MESSAGE_MAX = 20_000;
+
+/** name: the agent and helm release name, chosen by the caller. */
+function AgentName(description = 'The agent and helm release name, chosen by the caller (DNS-1123 label, at most 53 characters)'): PropertyDecorator {
+  return (target: object, key: string | symbol) => {
+    ApiProperty({ description, example: 'incident-helper', maxLength: 53 })(target, key);
+    IsString()(target, key);
+    Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })(target, key);
+    MaxLength(53, { message: DNS1123_MESSAGE('name', 53) })(target, key);
+  };
+}
+
+/** namespace: the agent's Kubernetes namespace. */
+function AgentNamespace(): PropertyDecorator {
+  return (target: object, key: string | symbol) => {
+    ApiProperty({ description: 'The Kubernetes namespace (DNS-1123 label)', example: 'agents', maxLength: 63 })(target, key);
+    IsString()(target, key);
+    Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })(target, key);
+    MaxLength(63, { message: DNS1123_MESSAGE('namespace', 63) })(target, key);
+  };
+}
 
 const REQUEST_ID_DOC =
   'Makes the write idempotent: a retry with the same requestId and the same arguments gets the first answer without a second helm run (REST: the Idempotency-Key header)';
@@ -89,16 +109,10 @@ export class CreateAgentDto extends AgentDetailsDto {
   @RequestId()
   requestId?: string;
 
-  @ApiProperty({ description: 'The agent and helm release name, chosen by the caller (DNS-1123 label, at most 53 characters)', example: 'incident-helper', maxLength: 53 })
-  @IsString()
-  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
-  @MaxLength(53, { message: DNS1123_MESSAGE('name', 53) })
+  @AgentName()
   name: string;
 
-  @ApiProperty({ description: 'The Kubernetes namespace (DNS-1123 label)', example: 'agents', maxLength: 63 })
-  @IsString()
-  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
-  @MaxLength(63, { message: DNS1123_MESSAGE('namespace', 63) })
+  @AgentNamespace()
   namespace: string;
 
   @ApiProperty({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 })
@@ -138,16 +152,10 @@ export class ValidateAgentDto extends AgentPatchFieldsDto {
   @IsIn(VALIDATE_MODES)
   mode?: (typeof VALIDATE_MODES)[number];
 
-  @ApiProperty({ description: 'The agent name', example: 'incident-helper' })
-  @IsString()
-  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
-  @MaxLength(53, { message: DNS1123_MESSAGE('name', 53) })
+  @AgentName()
   name: string;
 
-  @ApiProperty({ description: 'The Kubernetes namespace', example: 'agents' })
-  @IsString()
-  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
-  @MaxLength(63, { message: DNS1123_MESSAGE('namespace', 63) })
+  @AgentNamespace()
   namespace: string;
 }
 
@@ -183,16 +191,10 @@ export class DeleteAgentDto {
 }
 
 export class AgentRefDto {
-  @ApiProperty({ description: 'The Kubernetes namespace', example: 'agents' })
-  @IsString()
-  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
-  @MaxLength(63)
+  @AgentNamespace()
   namespace: string;
 
-  @ApiProperty({ description: 'The agent name', example: 'incident-helper' })
-  @IsString()
-  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
-  @MaxLength(53)
+  @AgentName()
   name: string;
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Prisma, Store, type AgentRevisionRow, type AgentRow, type OperationRow } from '@app/store';
+import { Prisma, Store, type AgentRevisionRow, type AgentRow, type OperationRow, type StoreClient } from '@app/store';
 import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
 
 export interface AgentWithLastOperation extends AgentRow {
@@ -29,15 +29,20 @@ export class AgentsRepository {
   }
 
   async findActive(namespace: string, name: string): Promise<AgentWithLastOperation | null> {
-    const agent = await this.db.agent.findUnique({ where: { activeKey: activeKey(namespace, name) } });
-    return agent ? { ...agent, lastOperation: await this.lastOperation(namespace, name, agent.id) } : null;
+    // One snapshot for both reads: a write recorded in between (agent and operation commit
+    // together) must not show its operation succeeded next to the agent before it.
+    return this.db.$transaction(
+      async (tx) => {
+        const agent = await tx.agent.findUnique({ where: { activeKey: activeKey(namespace, name) } });
+        return agent ? { ...agent, lastOperation: await lastOperationIn(tx, namespace, name, agent.id) } : null;
+      },
+      // the SQLite client's type knows only Serializable; the PostgreSQL client takes RepeatableRead
+      { isolationLevel: (this.store.provider === 'postgresql' ? 'RepeatableRead' : 'Serializable') as Prisma.TransactionIsolationLevel },
+    );
   }
 
   async lastOperation(namespace: string, name: string, agentId?: string): Promise<OperationRow | null> {
-    return this.db.operation.findFirst({
-      where: agentId ? { OR: [{ agentId }, { namespace, name, agentId: null }] } : { namespace, name },
-      orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
-    });
+    return lastOperationIn(this.db, namespace, name, agentId);
   }
 
   /** Agents ordered by namespace, name and id; the caller pages and filters labels. */
@@ -188,4 +193,11 @@ function revisionData(agentId: string, revision: number, change: AppliedChange) 
     operationId: change.operationId,
     rolledBackTo: change.rolledBackTo ?? null,
   };
+}
+
+function lastOperationIn(db: Pick<StoreClient, 'operation'>, namespace: string, name: string, agentId?: string): Promise<OperationRow | null> {
+  return db.operation.findFirst({
+    where: agentId ? { OR: [{ agentId }, { namespace, name, agentId: null }] } : { namespace, name },
+    orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+  });
 }

@@ -8,7 +8,7 @@ export function refusedHost(headers: { host?: string; origin?: string }, allowed
   const host = headers.host === undefined ? null : hostname(headers.host);
   if (host === null || !names.has(host)) return `Host ${headers.host ?? '(none)'}`;
   if (headers.origin !== undefined) {
-    let origin: string | null = null;
+    let origin: string | null;
     try {
       origin = new URL(headers.origin).hostname.toLowerCase();
     } catch {

@@ -87,6 +87,9 @@ function migrateSqlite(url: string, migrations: Migration[]): string[] {
 
 async function migratePostgres(url: string, migrations: Migration[]): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
+  // A connection lost mid-migration (server restart, pg_terminate_backend) rejects the pending
+  // query; without a listener the client's 'error' event would also crash the process.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PG_LOCK_KEY]);
@@ -101,7 +104,7 @@ async function migratePostgres(url: string, migrations: Migration[]): Promise<st
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');
-        throw new Error(`migration ${m.name} failed: ${(error as Error).message}`);
+        throw new Error(`migration ${m.name} failed: ${(error as Error).message}`, { cause: error });
       }
     }
     return pending.map((m) => m.name);

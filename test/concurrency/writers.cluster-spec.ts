@@ -1,0 +1,194 @@
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { HelmClient, resolveHelmBinary } from '@app/helm';
+import { Store } from '@app/store';
+import { TestCluster } from '../support/cluster.js';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { call, freshDatabaseUrl, type FreshDatabase } from '../support/test-app.js';
+
+jest.setTimeout(240_000);
+
+const LEASE_TTL_SECONDS = 4;
+const realHelm = resolve(process.env.HELM_BIN ?? resolveHelmBinary());
+const slowHelm = resolve('test/support/slow-helm.sh');
+
+/**
+ * Several service processes on one store (PostgreSQL under npm run test:pg, else one SQLite
+ * file), the real helm and the real API server: nothing lost, nothing doubled.
+ */
+describe('writers across replicas, crashes and retries', () => {
+  let db: FreshDatabase;
+  let cluster: TestCluster;
+  let helm: HelmClient;
+  let ns: string;
+  const procs: ServiceProcess[] = [];
+  const base = { modelConfig: 'default-model-config', toolset: ['preset:read-only'] };
+
+  const start = async (env: Record<string, string> = {}) => {
+    const proc = await startServiceProcess({
+      DATABASE_URL: db.url,
+      KUBECONFIG: cluster.kubeconfig,
+      HELM_BIN: realHelm,
+      LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
+      ...env,
+    });
+    procs.push(proc);
+    return proc;
+  };
+  const slow = (before: number, after: number) => ({ HELM_BIN: slowHelm, SLOW_HELM_REAL: realHelm, SLOW_HELM_BEFORE: String(before), SLOW_HELM_AFTER: String(after) });
+  const until = async <T>(what: string, probe: () => Promise<T | undefined | false>, tries = 200): Promise<T> => {
+    for (let i = 0; i < tries; i++) {
+      const value = await probe();
+      if (value) return value;
+      await sleep(100);
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+
+  beforeAll(async () => {
+    db = await freshDatabaseUrl();
+    cluster = TestCluster.fromEnv();
+    helm = new HelmClient({ bin: realHelm, kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
+    ns = await cluster.freshNamespace('writers');
+  });
+
+  afterAll(async () => {
+    for (const proc of procs) if (proc.child.exitCode === null && proc.child.signalCode === null) await proc.kill();
+    await db?.drop();
+  });
+
+  it('applies 20 concurrent updates through two replicas each as its own revision, or refuses them', async () => {
+    const [a, b] = [await start(), await start()];
+    const name = 'contended';
+    const path = `/api/v1/agents/${ns}/${name}`;
+    expect((await call(a.url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call(i % 2 ? b.url : a.url, 'PATCH', path, { systemMessage: `message ${i}` }, { 'if-match': '"1"' })),
+    );
+    const statuses = answers.map((r) => r.status);
+    for (const status of statuses) expect([200, 409, 412]).toContain(status);
+    const applied = answers.filter((r) => r.status === 200);
+    expect(applied.length).toBeGreaterThanOrEqual(1);
+    for (const refused of answers.filter((r) => r.status === 409)) expect(refused.body.error.message).toMatch(/write in progress \(operation [0-9a-f-]+/);
+    for (const stale of answers.filter((r) => r.status === 412)) expect(stale.body.error.message).toMatch(/is at version \d+, not 1/);
+
+    // Without If-Match, last writer wins; each applied write is still its own revision.
+    const unconditional = await Promise.all(Array.from({ length: 6 }, (_, i) => call(i % 2 ? a.url : b.url, 'PATCH', path, { systemMessage: `free ${i}` })));
+    const appliedAll = [...applied, ...unconditional.filter((r) => r.status === 200)];
+    for (const r of unconditional) expect([200, 409]).toContain(r.status);
+
+    const revisions = (await call(a.url, 'GET', `${path}/revisions`)).body.items;
+    expect(revisions.map((r: { revision: number }) => r.revision)).toEqual(Array.from({ length: revisions.length }, (_, i) => i + 1));
+    expect(revisions).toHaveLength(1 + appliedAll.length);
+    expect(new Set(appliedAll.map((r) => r.body.agent.revision)).size).toBe(appliedAll.length);
+    expect(await helm.history({ namespace: ns, name })).toHaveLength(revisions.length);
+
+    const last = revisions.at(-1);
+    const live = await cluster.agent(ns, name);
+    expect(live.spec.declarative.systemMessage).toBe(last.spec.systemMessage);
+    expect(await helm.getValues({ namespace: ns, name })).toEqual(last.values);
+  });
+
+  it('runs helm once for the same Idempotency-Key sent 5 times at once, and refuses the key for another body', async () => {
+    const [a, b] = [procs[0], procs[1]];
+    const name = 'retried';
+    const path = `/api/v1/agents/${ns}/${name}`;
+    expect((await call(a.url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
+    const body = { systemMessage: 'sent five times' };
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => call(i % 2 ? b.url : a.url, 'PATCH', path, body, { 'idempotency-key': 'retry-1' })));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    for (const r of answers) expect(r.body).toEqual(answers[0].body);
+    expect(await helm.history({ namespace: ns, name })).toHaveLength(2);
+    expect((await call(a.url, 'GET', `${path}/revisions`)).body.items).toHaveLength(2);
+
+    const reused = await call(b.url, 'PATCH', path, { systemMessage: 'another body' }, { 'idempotency-key': 'retry-1' });
+    expect(reused.status).toBe(409);
+    expect(reused.body.error.message).toMatch(/already used for a different request/);
+  });
+
+  it('records a change that landed when the replica was killed before recording it', async () => {
+    const name = 'landed';
+    const path = `/api/v1/agents/${ns}/${name}`;
+    expect((await call(procs[0].url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
+    const doomed = await start(slow(0, 30));
+    const write = call(doomed.url, 'PATCH', path, { systemMessage: 'landed, then the replica died' }).catch(() => null);
+    await until('helm to apply revision 2', async () => (await helm.history({ namespace: ns, name })).length === 2);
+    await doomed.kill();
+    await write;
+
+    const pending = (await call(procs[0].url, 'GET', path)).body.lastOperation;
+    expect(pending).toMatchObject({ kind: 'update', state: 'pending' });
+    const restarted = await start();
+    const agent = await until('the pending update to be resolved', async () => {
+      const body = (await call(restarted.url, 'GET', path)).body;
+      return body.lastOperation.state !== 'pending' && body;
+    });
+    expect(agent).toMatchObject({ revision: 2, spec: { systemMessage: 'landed, then the replica died' }, lastOperation: { state: 'succeeded', id: pending.id } });
+    expect(await helm.getValues({ namespace: ns, name })).toEqual(agent.values);
+    expect((await call(restarted.url, 'PATCH', path, { systemMessage: 'next write' })).status).toBe(200);
+  });
+
+  it('marks a change that never reached helm failed, and hands the dead replica\'s lease over only after it expired', async () => {
+    const name = 'interrupted';
+    const path = `/api/v1/agents/${ns}/${name}`;
+    const survivor = procs[0];
+    expect((await call(survivor.url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
+    const doomed = await start(slow(60, 0));
+    const write = call(doomed.url, 'PATCH', path, { systemMessage: 'never applied' }).catch(() => null);
+    const pending = await until('the update to be journaled', async () => {
+      const op = (await call(survivor.url, 'GET', path)).body.lastOperation;
+      return op.state === 'pending' && op;
+    });
+    await doomed.kill();
+    await write;
+
+    const store = await Store.open(db.url);
+    try {
+      const lease = await store.client.agentLease.findUniqueOrThrow({ where: { key: `${ns}/${name}` } });
+      expect(lease.operationId).toBe(pending.id);
+      const early = await call(survivor.url, 'PATCH', path, { systemMessage: 'too early' });
+      if (Date.now() < lease.expiresAt.getTime()) {
+        expect(early.status).toBe(409);
+        expect(early.body.error.message).toContain(pending.id);
+      }
+      await until('the lease to expire', async () => Date.now() > lease.expiresAt.getTime() + 200);
+    } finally {
+      await store.client.$disconnect();
+    }
+    const later = await call(survivor.url, 'PATCH', path, { systemMessage: 'after the takeover' });
+    expect(later.status).toBe(200);
+    expect(later.body.agent.revision).toBe(2);
+    const ops = (await call(survivor.url, 'GET', `/api/v1/agents/${ns}/${name}`)).body;
+    expect(ops.spec.systemMessage).toBe('after the takeover');
+    expect(await helm.history({ namespace: ns, name })).toHaveLength(2);
+    const dead = await until('the dead operation to be closed', async () => {
+      const s = await Store.open(db.url);
+      try {
+        const op = await s.client.operation.findUnique({ where: { id: pending.id } });
+        return op && op.state !== 'pending' ? op : undefined;
+      } finally {
+        await s.client.$disconnect();
+      }
+    });
+    expect(dead).toMatchObject({ state: 'failed', errorCode: 'backend_error' });
+    expect(dead.errorMessage).toMatch(/interrupted/);
+  });
+
+  it('on SIGTERM goes unready, lets the running write finish, then exits', async () => {
+    const name = 'draining';
+    const path = `/api/v1/agents/${ns}/${name}`;
+    expect((await call(procs[0].url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
+    const leaving = await start(slow(2, 0));
+    const write = call(leaving.url, 'PATCH', path, { systemMessage: 'finished during shutdown' });
+    await until('the update to be journaled', async () => (await call(procs[0].url, 'GET', path)).body.lastOperation.state === 'pending');
+    const exit = leaving.stop();
+    await until('readiness to go false', async () => (await call(leaving.url, 'GET', '/readyz').catch(() => ({ status: 0 }))).status === 503);
+    const refused = await call(leaving.url, 'PATCH', path, { systemMessage: 'too late' });
+    expect(refused.status).toBe(503);
+    expect((await write).status).toBe(200);
+    expect(await exit).toBe(0);
+    expect((await call(procs[0].url, 'GET', path)).body).toMatchObject({ revision: 2, spec: { systemMessage: 'finished during shutdown' } });
+  });
+});

@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface ServiceProcess {
+  url: string;
+  log: string;
+  child: ChildProcess;
+  /** SIGKILL: the process dies at once, whatever it was doing. */
+  kill(): Promise<void>;
+  /** SIGTERM and wait for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+let built = false;
+
+/** Builds dist/ once per test file when it is missing or stale (the same check as npm start). */
+export function ensureBuilt(): void {
+  if (built) return;
+  execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
+  built = true;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The built service as its own OS process (npm start's entry point), ready when /readyz says so. */
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  ensureBuilt();
+  const port = await freePort();
+  const log = join(mkdtempSync(join(tmpdir(), 'agent-manager-proc-')), 'service.log');
+  const out = createWriteStream(log);
+  const child = spawn(process.execPath, ['dist/apps/agent-manager/src/main.js'], {
+    env: { ...process.env, LOG_LEVEL: 'log', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before it was ready; see ${log}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (i > 300) throw new Error(`the service was not ready in time; see ${log}`);
+    await sleep(100);
+  }
+  return {
+    url,
+    log,
+    child,
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
