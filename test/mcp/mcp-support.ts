@@ -1,33 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { loadConfig } from '@app/common';
-import { createApp } from '../../apps/agent-manager/src/app.factory.js';
 import { AgentsRepository } from '@app/agents';
-import { freshDatabaseUrl } from '../pg/fresh-database.js';
+import { startTestApp, unreachableKubeconfig, withoutMcpSettings } from '../support/test-app.js';
 
 export const CLIENT_NAME = 'agent-manager-e2e';
 
-/** A cluster whose API server refuses connections: helm fails as it does with no cluster at all. */
-export function unreachableKubeconfig(dir: string): string {
-  const file = join(dir, 'kubeconfig');
-  writeFileSync(
-    file,
-    'apiVersion: v1\nkind: Config\nclusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: none, user: {token: none}}]\ncontexts: [{name: none, context: {cluster: none, user: none}}]\ncurrent-context: none\n',
-  );
-  return file;
-}
-
-/** The environment of a test service: a fresh SQLite store, no cluster, MCP settings at their defaults. */
+/** The environment of a spawned test service (stdio): no cluster, MCP settings at their defaults. */
 export function testEnv(dir: string, env: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const inherited = { ...process.env };
-  for (const key of Object.keys(inherited)) if (key.startsWith('MCP_')) delete inherited[key];
-  return { ...inherited, DATABASE_URL: `file:${join(dir, 'store.db')}`, KUBECONFIG: unreachableKubeconfig(dir), LOG_LEVEL: 'error', ...env };
+  return { ...withoutMcpSettings(process.env), DATABASE_URL: `file:${join(dir, 'store.db')}`, KUBECONFIG: unreachableKubeconfig(dir), LOG_LEVEL: 'error', ...env };
 }
 
 export interface McpTestApp {
@@ -36,30 +20,10 @@ export interface McpTestApp {
   close(): Promise<void>;
 }
 
-/** The whole service on port 0 of 127.0.0.1, as main.ts builds it. */
+/** The whole service on port 0 of 127.0.0.1, as the REST suites start it. */
 export async function startApp(env: Record<string, string> = {}): Promise<McpTestApp> {
-  const dir = mkdtempSync(join(tmpdir(), 'agent-manager-mcp-'));
-  // SQLite, or a fresh database on TEST_DATABASE_URL's PostgreSQL (npm run test:pg)
-  const database = env.DATABASE_URL ? undefined : await freshDatabaseUrl();
-  let app: INestApplication;
-  try {
-    app = await createApp(loadConfig(testEnv(dir, database ? { DATABASE_URL: database.url, ...env } : env)), { logger: false });
-    await app.listen(0, '127.0.0.1');
-  } catch (error) {
-    await database?.drop();
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-  const { port } = app.getHttpServer().address() as { port: number };
-  return {
-    app,
-    base: `http://127.0.0.1:${port}`,
-    close: async () => {
-      await app.close();
-      await database?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const t = await startTestApp(env);
+  return { app: t.app, base: t.url, close: t.close };
 }
 
 /** An SDK client on /mcp<query> over Streamable HTTP. */

@@ -55,7 +55,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {})
     }
     const databaseUrl = env.DATABASE_URL ?? database?.url ?? `file:${join(dir, 'store.db')}`;
     const config = loadConfig({
-      ...process.env,
+      ...withoutMcpSettings(process.env),
       KUBECONFIG: unreachableKubeconfig(dir),
       LOG_LEVEL: 'error',
       ...env,
@@ -88,6 +88,11 @@ export async function startTestApp(env: Record<string, string | undefined> = {})
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** The inherited environment less the MCP deployment settings, so each test states its own. */
+export function withoutMcpSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('MCP_')));
 }
 
 export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
