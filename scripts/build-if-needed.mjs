@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const entry = join(root, 'dist', 'apps', 'agent-manager', 'src', 'main.js');
+// Written by `npm run build` after the alias rewrite, so a half-finished build counts as stale.
+const entry = join(root, 'dist', '.built');
 
 function newest(dir) {
   let latest = 0;

@@ -10,6 +10,15 @@ const DNS1123_MESSAGE = (field: string, max: number) =>
 
 export const SYSTEM_MESSAGE_MAX = 20_000;
 
+/** dryRun: answer as the write would, write nothing. */
+function DryRun(): PropertyDecorator {
+  return (target: object, key: string | symbol) => {
+    ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })(target, key);
+    Optional()(target, key);
+    IsBoolean()(target, key);
+  };
+}
+
 /** name: the agent and helm release name, chosen by the caller. */
 function AgentName(description = 'The agent and helm release name, chosen by the caller (DNS-1123 label, at most 53 characters)'): PropertyDecorator {
   return (target: object, key: string | symbol) => {
@@ -125,9 +134,7 @@ export class CreateAgentDto extends AgentDetailsDto {
   @IsToolset({ required: true })
   toolset: string[];
 
-  @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
-  @Optional()
-  @IsBoolean()
+  @DryRun()
   dryRun?: boolean;
 }
 
@@ -138,9 +145,7 @@ export class UpdateAgentDto extends AgentPatchFieldsDto {
   @ExpectedVersion()
   expectedVersion?: number;
 
-  @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
-  @Optional()
-  @IsBoolean()
+  @DryRun()
   dryRun?: boolean;
 }
 
@@ -171,9 +176,7 @@ export class RollbackAgentDto {
   @Min(1)
   revision: number;
 
-  @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
-  @Optional()
-  @IsBoolean()
+  @DryRun()
   dryRun?: boolean;
 }
 
@@ -184,9 +187,7 @@ export class DeleteAgentDto {
   @ExpectedVersion()
   expectedVersion?: number;
 
-  @ApiPropertyOptional({ description: 'Answer as the write would, write nothing', default: false })
-  @Optional()
-  @IsBoolean()
+  @DryRun()
   dryRun?: boolean;
 }
 
