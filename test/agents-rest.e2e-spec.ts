@@ -127,8 +127,11 @@ describe('REST API (no cluster reachable)', () => {
     ['a name over 53 characters', { ...valid, name: 'a'.repeat(54) }, 'name', /at most 53/],
     ['a bad namespace', { ...valid, namespace: '-agents' }, 'namespace', /DNS-1123/],
     ['a systemMessage over 20,000 characters', { ...valid, systemMessage: 'x'.repeat(20_001) }, 'systemMessage', /at most 20000/],
-    ['a missing modelConfig', { name: 'a', namespace: 'b', toolset: ['preset:none'] }, 'modelConfig', /modelConfig/],
-    ['labels that are not strings', { ...valid, labels: { team: 3 } }, 'labels', /strings/],
+    ['a missing modelConfig', { name: 'a', namespace: 'b', toolset: ['preset:none'] }, 'modelConfig', /^modelConfig is required$/],
+    ['labels that are not strings', { ...valid, labels: { team: 3 } }, 'labels', /value of "team" must be a string/],
+    ['a label key Kubernetes refuses', { ...valid, labels: { 'bad key!': 'x' } }, 'labels', /key "bad key!" must be at most 63/],
+    ['a label value Kubernetes refuses', { ...valid, labels: { team: 'has space' } }, 'labels', /value of "team" must be at most 63/],
+    ['an annotation key with a bad prefix', { ...valid, annotations: { 'Example.COM/x': 'y' } }, 'annotations', /prefix that is not a DNS subdomain/],
     ['dryRun that is not a boolean', { ...valid, dryRun: 'yes' }, 'dryRun', /boolean/],
   ])('refuses %s by name', async (_case, body, path, message) => {
     const res = await call(t.url, 'POST', '/api/v1/agents', body);

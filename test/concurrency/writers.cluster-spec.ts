@@ -108,6 +108,28 @@ describe('writers across replicas, crashes and retries', () => {
     expect(reused.body.error.message).toMatch(/already used for a different request/);
   });
 
+  it('answers a retry after success with the first answer, even when the write could not be repeated', async () => {
+    const [a, b] = [procs[0], procs[1]];
+    const name = 'retried-after-success';
+    const path = `/api/v1/agents/${ns}/${name}`;
+    const create = { ...base, name, namespace: ns };
+    const first = await call(a.url, 'POST', '/api/v1/agents', create, { 'idempotency-key': 'create-1' });
+    const again = await call(b.url, 'POST', '/api/v1/agents', create, { 'idempotency-key': 'create-1' });
+    expect([first.status, again.status]).toEqual([201, 201]);
+    expect(again.body).toEqual(first.body);
+
+    const patch = await call(a.url, 'PATCH', path, { systemMessage: 'once' }, { 'idempotency-key': 'patch-1', 'if-match': '"1"' });
+    const patchAgain = await call(b.url, 'PATCH', path, { systemMessage: 'once' }, { 'idempotency-key': 'patch-1', 'if-match': '"1"' });
+    expect([patch.status, patchAgain.status]).toEqual([200, 200]);
+    expect(patchAgain.body).toEqual(patch.body);
+
+    const removed = await call(a.url, 'DELETE', path, undefined, { 'idempotency-key': 'delete-1' });
+    const removedAgain = await call(b.url, 'DELETE', path, undefined, { 'idempotency-key': 'delete-1' });
+    expect([removed.status, removedAgain.status]).toEqual([200, 200]);
+    expect(removedAgain.body).toEqual(removed.body);
+    expect(await helm.status({ namespace: ns, name })).toBeNull();
+  });
+
   it('records a change that landed when the replica was killed before recording it', async () => {
     const name = 'landed';
     const path = `/api/v1/agents/${ns}/${name}`;

@@ -53,6 +53,13 @@ describe('agent lifecycle against a real API server', () => {
     expect(revisions.body.items[0].values).toEqual(await helm.getValues({ namespace: ns, name }));
   });
 
+  it('refuses a create into a namespace the cluster does not have, saying to create it', async () => {
+    const res = await call(t.url, 'POST', '/api/v1/agents', { ...create, namespace: 'no-such-namespace' });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', details: [{ path: 'namespace' }] });
+    expect(res.body.error.message).toMatch(/namespace "no-such-namespace" does not exist in the cluster: create it first/);
+  });
+
   it('refuses a second create of the same agent with conflict', async () => {
     const res = await call(t.url, 'POST', '/api/v1/agents', { ...create, namespace: ns });
     expect(res.status).toBe(409);

@@ -58,10 +58,6 @@ export class AgentLeaseRepository {
   async release(key: string, owner: string, operationId: string): Promise<void> {
     await this.db.agentLease.deleteMany({ where: { key, owner, operationId } });
   }
-
-  async holder(key: string): Promise<LeaseHolder | null> {
-    return this.db.agentLease.findUnique({ where: { key } });
-  }
 }
 
 export function isUniqueViolation(error: unknown): boolean {

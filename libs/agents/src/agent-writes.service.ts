@@ -5,6 +5,11 @@ import { AppConfig, AppError, ERROR_STATUS, type ErrorBody } from '@app/common';
 import { AgentLeaseRepository, type LeaseHolder } from './agent-lease.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 
+/** Set when the lease could not be renewed: another replica may hold the agent now. */
+export interface HeldLease {
+  lost: boolean;
+}
+
 /** Refusals a retry with the same request would get again: kept as the idempotent answer. */
 const FINAL_REFUSALS = new Set(['invalid_request', 'not_found', 'precondition_failed']);
 
@@ -40,14 +45,15 @@ export class AgentWrites {
 
   /**
    * Runs a write holding the agent's lease, renewed while it runs. Another write on the same
-   * agent, on any replica, is refused with conflict naming the operation in progress.
-   * `onTakeover` gets the operation of a dead replica whose expired lease this write took.
+   * agent, on any replica, is refused with conflict naming the operation in progress. Under
+   * the lease and before the work, `settle` resolves operations an earlier writer left pending
+   * (a dead replica whose lease expired, or a write whose recording failed).
    */
   async exclusive<T>(
     namespace: string,
     name: string,
-    onTakeover: (operationId: string) => Promise<void>,
-    work: (operationId: string) => Promise<T>,
+    settle: () => Promise<void>,
+    work: (operationId: string, lease: HeldLease) => Promise<T>,
   ): Promise<T> {
     if (this.closing) throw new AppError('unavailable', 'agent-manager is shutting down and takes no new writes: retry, another replica will answer');
     this.running++;
@@ -57,18 +63,23 @@ export class AgentWrites {
       const ttl = this.config.LEASE_TTL_SECONDS * 1000;
       const lease = await this.leases.acquire(key, this.replica, operationId, ttl);
       if (!lease.acquired) throw busy(namespace, name, lease.holder);
+      const held: HeldLease = { lost: false };
       const renew = setInterval(() => {
         this.leases.renew(key, this.replica, operationId, ttl).then(
-          (held) => held || this.logger.warn(`lost the lease on ${key} while operation ${operationId} ran`),
+          (kept) => {
+            if (kept) return;
+            held.lost = true;
+            this.logger.warn(`lost the lease on ${key} while operation ${operationId} ran`);
+          },
           (error: unknown) => this.logger.warn(`renewing the lease on ${key} failed: ${(error as Error).message}`),
         );
       }, Math.max(250, Math.floor(ttl / 3)));
       try {
         if (lease.takenOverFrom) {
           this.logger.warn(`took over the expired lease on ${key} from ${lease.takenOverFrom.owner} (operation ${lease.takenOverFrom.operationId})`);
-          await onTakeover(lease.takenOverFrom.operationId);
         }
-        return await work(operationId);
+        await settle();
+        return await work(operationId, held);
       } finally {
         clearInterval(renew);
         await this.leases.release(key, this.replica, operationId).catch((error: unknown) => this.logger.warn(`releasing the lease on ${key} failed: ${(error as Error).message}`));
@@ -86,10 +97,11 @@ export class AgentWrites {
   async idempotent<T>(key: string | undefined, request: unknown, run: () => Promise<T>): Promise<T> {
     if (!key) return run();
     const hash = createHash('sha256').update(canonicalJson(request)).digest('hex');
-    const ttl = this.config.IDEMPOTENCY_TTL_SECONDS * 1000;
-    const deadline = Date.now() + (this.config.HELM_TIMEOUT_SECONDS + 60) * 1000;
+    const keep = this.config.IDEMPOTENCY_TTL_SECONDS * 1000;
+    const pending = this.config.LEASE_TTL_SECONDS * 1000;
+    const deadline = Date.now() + (this.config.HELM_TIMEOUT_SECONDS + this.config.LEASE_TTL_SECONDS + 30) * 1000;
     for (;;) {
-      const claim = await this.keys.claim(key, hash, ttl);
+      const claim = await this.keys.claim(key, hash, pending);
       if (claim.kind === 'mismatch') {
         throw new AppError('conflict', `idempotency key "${key}" was already used for a different request: send a new key for a new request, or resend the first request unchanged`, [
           { path: 'requestId', message: 'this key belongs to another request' },
@@ -100,18 +112,28 @@ export class AgentWrites {
       if (Date.now() > deadline) throw new AppError('conflict', `a request with idempotency key "${key}" is still running: retry later with the same key`);
       await sleep(150);
     }
+    const renew = setInterval(() => {
+      this.keys.renew(key, pending).catch((error: unknown) => this.logger.warn(`renewing idempotency key ${key} failed: ${(error as Error).message}`));
+    }, Math.max(250, Math.floor(pending / 3)));
     try {
       const answer = await run();
-      await this.keys.complete(key, { status: 200, body: { result: answer } });
+      await this.keys.complete(key, { status: 200, body: { result: answer } }, keep);
       return answer;
     } catch (error) {
       if (error instanceof AppError && FINAL_REFUSALS.has(error.code)) {
-        await this.keys.complete(key, { status: error.status, body: error.toBody() });
+        await this.keys.complete(key, { status: error.status, body: error.toBody() }, keep);
       } else {
         await this.keys.forget(key);
       }
       throw error;
+    } finally {
+      clearInterval(renew);
     }
+  }
+
+  /** Removes answers past their time; the recovery sweep calls it. */
+  purgeExpiredKeys(): Promise<number> {
+    return this.keys.purgeExpired();
   }
 }
 

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS } from '@app/toolset';
-import { IsStringMap, IsToolset, Optional } from './agents.validators.js';
+import { IsMetadataMap, IsToolset, Optional } from './agents.validators.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_MESSAGE = (field: string, max: number) =>
@@ -90,12 +90,12 @@ class AgentDetailsDto {
 
   @ApiPropertyOptional({ description: 'Labels on the Agent object (replaced whole on update)', type: 'object', additionalProperties: { type: 'string' } })
   @Optional()
-  @IsStringMap()
+  @IsMetadataMap('labels')
   labels?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'Annotations on the Agent object (replaced whole on update)', type: 'object', additionalProperties: { type: 'string' } })
   @Optional()
-  @IsStringMap()
+  @IsMetadataMap('annotations')
   annotations?: Record<string, string>;
 }
 
@@ -203,24 +203,24 @@ export const LIST_STATUSES = ['active', 'deleted', 'all'] as const;
 
 export class ListAgentsQueryDto {
   @ApiPropertyOptional({ description: 'Only agents in this namespace' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
   namespace?: string;
 
   @ApiPropertyOptional({ description: 'Only agents with this label: key=value, or key for any value', example: 'team=sre' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MinLength(1)
   label?: string;
 
   @ApiPropertyOptional({ description: 'Which records: active agents (default), deleted ones kept for their history, or all', enum: LIST_STATUSES, default: 'active' })
-  @IsOptional()
+  @Optional()
   @IsIn(LIST_STATUSES, { message: `status must be one of ${LIST_STATUSES.join(', ')}` })
   status?: (typeof LIST_STATUSES)[number];
 
   @ApiPropertyOptional({ description: 'Page size, 1 to 100', default: 20, minimum: 1, maximum: 100 })
-  @IsOptional()
+  @Optional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be a whole number from 1 to 100' })
   @Min(1)
@@ -228,7 +228,7 @@ export class ListAgentsQueryDto {
   limit?: number;
 
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
-  @IsOptional()
+  @Optional()
   @IsString()
   cursor?: string;
 }

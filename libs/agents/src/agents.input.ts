@@ -61,5 +61,6 @@ function describe(error: ValidationError, accepts: string[], body: Record<string
   if (constraints.isToolset) {
     return validateToolset(body[error.property], { field: error.property, required: true }).map(({ path, message }) => ({ path, message }));
   }
-  return Object.values(constraints).map((message) => ({ path: error.property, message }));
+  if (body[error.property] === undefined) return [{ path: error.property, message: `${error.property} is required` }];
+  return [...new Set(Object.values(constraints))].map((message) => ({ path: error.property, message }));
 }

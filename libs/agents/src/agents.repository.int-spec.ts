@@ -40,4 +40,17 @@ describe(AgentsRepository.name, () => {
     }
     expect(skewed).toEqual([]);
   });
+
+  it('records an operation once: a second recording of the same operation changes nothing', async () => {
+    const created = randomUUID();
+    await repository.startOperation({ id: created, kind: 'create', namespace: 'n', name: 'twice', request: {}, actor: 't', owner: 'r' });
+    const agent = await repository.recordCreate('n', 'twice', { ref: 'c' }, { spec, values, helmRevision: 1, kind: 'create', actor: 't', operationId: created });
+    const id = randomUUID();
+    await repository.startOperation({ id, kind: 'update', namespace: 'n', name: 'twice', agentId: agent.id, request: {}, actor: 't', owner: 'r' });
+    const change = { spec, values, helmRevision: 2, kind: 'update' as const, actor: 't', operationId: id };
+    const first = await repository.recordChange(agent, change);
+    await expect(repository.recordChange(first, change)).rejects.toThrow(/no longer pending/);
+    expect((await repository.revisions(agent.id)).map((r) => r.revision)).toEqual([1, 2]);
+    expect((await repository.findActive('n', 'twice'))?.version).toBe(first.version);
+  });
 });

@@ -15,6 +15,8 @@ export interface AppliedChange {
   actor: string;
   operationId: string;
   rolledBackTo?: number;
+  /** The chart the change was applied with, when it differs from the agent's. */
+  chart?: { ref: string; version?: string };
 }
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
@@ -95,8 +97,8 @@ export class AgentsRepository {
     return this.db.operation.findUnique({ where: { id } });
   }
 
-  async pendingOperations(): Promise<OperationRow[]> {
-    return this.db.operation.findMany({ where: { state: 'pending' }, orderBy: { startedAt: 'asc' } });
+  async pendingOperations(of?: { namespace: string; name: string }): Promise<OperationRow[]> {
+    return this.db.operation.findMany({ where: { state: 'pending', ...of }, orderBy: { startedAt: 'asc' } });
   }
 
   async agentById(id: string): Promise<AgentRow | null> {
@@ -131,10 +133,7 @@ export class AgentsRepository {
         },
       });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
-      await tx.operation.update({
-        where: { id: change.operationId },
-        data: { state: 'succeeded', agentId: id, helmRevision: change.helmRevision, finishedAt: new Date() },
-      });
+      await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
       return agent;
     });
   }
@@ -150,15 +149,13 @@ export class AgentsRepository {
           values: json(change.values),
           revision,
           helmRevision: change.helmRevision,
+          ...(change.chart ? { chartRef: change.chart.ref, chartVersion: change.chart.version ?? null } : {}),
           version: { increment: 1 },
           updatedBy: change.actor,
         },
       });
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
-      await tx.operation.update({
-        where: { id: change.operationId },
-        data: { state: 'succeeded', helmRevision: change.helmRevision, finishedAt: new Date() },
-      });
+      await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
       return updated;
     });
   }
@@ -170,10 +167,19 @@ export class AgentsRepository {
         where: { id: agent.id },
         data: { state: 'deleted', activeKey: null, deletedAt: new Date(), updatedBy: actor, version: { increment: 1 } },
       });
-      await tx.operation.update({ where: { id: operationId }, data: { state: 'succeeded', finishedAt: new Date() } });
+      await closeSucceeded(tx, operationId, {});
       return deleted;
     });
   }
+}
+
+/**
+ * Closes a pending operation as succeeded inside a record transaction; an operation someone
+ * already closed aborts the transaction, so a change is never recorded twice.
+ */
+async function closeSucceeded(tx: Pick<StoreClient, 'operation'>, id: string, data: { agentId?: string; helmRevision?: number | null }): Promise<void> {
+  const closed = await tx.operation.updateMany({ where: { id, state: 'pending' }, data: { ...data, state: 'succeeded', finishedAt: new Date() } });
+  if (closed.count !== 1) throw new Error(`operation ${id} is no longer pending: it was recorded or closed elsewhere`);
 }
 
 function activeKey(namespace: string, name: string): string {

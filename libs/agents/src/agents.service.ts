@@ -30,9 +30,9 @@ import type {
   ValidateResultDto,
 } from './agents.responses.js';
 import { pickSpec, toChartValues, type AgentSpec, type ChartValues, type OperationKind } from './agents.types.js';
-import { decodeCursor, encodeCursor, matchesLabel } from './agents.paging.js';
+import { compareKeys, decodeCursor, encodeCursor, isAfter, matchesLabel } from './agents.paging.js';
 import { foldStatus } from './agent-status.js';
-import { AgentWrites } from './agent-writes.service.js';
+import { AgentWrites, type HeldLease } from './agent-writes.service.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 import { parseAllDocuments } from 'yaml';
 
@@ -71,13 +71,13 @@ export class AgentsService {
     const status = input.status ?? 'active';
     const rows = await this.repository.list({ namespace: input.namespace, state: status === 'all' ? undefined : status });
     const after = input.cursor ? decodeCursor(input.cursor) : undefined;
-    const matching = rows.filter((row) => matchesLabel(row.spec as unknown as AgentSpec, input.label));
-    const start = after ? matching.findIndex((row) => row.id === after) + 1 : 0;
-    if (after && start === 0) throw AppError.invalid([{ path: 'cursor', message: 'cursor is not from this listing: start again without a cursor' }]);
+    const matching = rows
+      .filter((row) => matchesLabel(row.spec as unknown as AgentSpec, input.label) && (!after || isAfter(row, after)))
+      .sort(compareKeys);
     const limit = input.limit ?? 20;
-    const page = matching.slice(start, start + limit);
-    const more = start + limit < matching.length;
-    return { items: page.map((row) => this.view(row, null)), nextCursor: more ? encodeCursor(page[page.length - 1].id) : null };
+    const page = matching.slice(0, limit);
+    const more = matching.length > limit;
+    return { items: page.map((row) => this.view(row, null)), nextCursor: more ? encodeCursor(page[page.length - 1]) : null };
   }
 
   async get(ref: unknown): Promise<AgentDto> {
@@ -87,20 +87,20 @@ export class AgentsService {
 
   async create(body: unknown, caller: Caller): Promise<CreateResultDto> {
     const input = parseInput(CreateAgentDto, body);
-    const release = { namespace: input.namespace, name: input.name };
-    const spec = pickSpec(input) as AgentSpec;
-    const values = toChartValues(spec);
-    const warnings = problems(toolsetWarnings(spec.toolset));
-    const exists = () =>
-      new AppError('conflict', `agent ${release.namespace}/${release.name} already exists: update it (PATCH /api/v1/agents/${release.namespace}/${release.name}, update_agent) or choose another name`, [
-        { path: 'name', message: 'an agent with this name exists in this namespace' },
-      ]);
-    if (await this.repository.findActive(release.namespace, release.name)) throw exists();
-    const manifests = await this.helm.template(release, this.chart, values);
-    if (input.dryRun) return { dryRun: true, agent: null, values, manifests, warnings };
+    return this.once(caller, input, { op: 'create', body: withoutRequestId(body) }, async () => {
+      const release = { namespace: input.namespace, name: input.name };
+      const spec = pickSpec(input) as AgentSpec;
+      const values = toChartValues(spec);
+      const warnings = problems(toolsetWarnings(spec.toolset));
+      const exists = () =>
+        new AppError('conflict', `agent ${release.namespace}/${release.name} already exists: update it (PATCH /api/v1/agents/${release.namespace}/${release.name}, update_agent) or choose another name`, [
+          { path: 'name', message: 'an agent with this name exists in this namespace' },
+        ]);
+      if (await this.repository.findActive(release.namespace, release.name)) throw exists();
+      const manifests = await this.helm.template(release, this.chart, values);
+      if (input.dryRun) return { dryRun: true, agent: null, values, manifests, warnings };
 
-    return this.writes.idempotent(idempotencyKey(caller, input), { op: 'create', body: withoutRequestId(body) }, () =>
-      this.writes.exclusive(release.namespace, release.name, (id) => this.recovery.resolveById(id), async (operationId) => {
+      return this.writes.exclusive(release.namespace, release.name, () => this.recovery.settle(release.namespace, release.name), async (operationId, lease) => {
         if (await this.repository.findActive(release.namespace, release.name)) throw exists();
         const operation = await this.repository.startOperation({
           id: operationId, kind: 'create', ...release, request: body, actor: caller.actor, owner: this.writes.replica, intent: { spec, values }, baseHelmRevision: null,
@@ -114,34 +114,36 @@ export class AgentsService {
           const info = await this.helm.upgradeInstall(release, this.chart, values);
           return { info, values: await this.appliedValues(release, values) };
         });
-        const row = await this.repository.recordCreate(release.namespace, release.name, this.chart, {
-          spec, values: applied.values, helmRevision: applied.info.revision, kind: 'create', actor: caller.actor, operationId,
-        });
+        const row = await this.record(operation, lease, applied.info.revision, () =>
+          this.repository.recordCreate(release.namespace, release.name, this.chart, {
+            spec, values: applied.values, helmRevision: applied.info.revision, kind: 'create', actor: caller.actor, operationId,
+          }),
+        );
         return { dryRun: false, agent: await this.toView(row), values: applied.values, manifests, warnings };
-      }),
-    );
+      });
+    });
   }
 
   async update(ref: unknown, body: unknown, caller: Caller): Promise<UpdateResultDto> {
     const { namespace, name } = parseInput(AgentRefDto, ref);
     const input = parseInput(UpdateAgentDto, body);
     const expected = expectedVersion(caller, input);
-    const release = { namespace, name };
-    const plan = (agent: AgentRow) => {
-      const before = agent.values as unknown as ChartValues;
-      const spec = { ...(agent.spec as unknown as AgentSpec), ...pickSpec(input) };
-      const after = toChartValues(spec);
-      return { before, spec, after, changed: !isDeepStrictEqual(before, after), warnings: problems(toolsetWarnings(spec.toolset)) };
-    };
-    const current = await this.require(namespace, name);
-    checkVersion(current, expected);
-    const preview = plan(current);
-    if (!preview.changed) return { dryRun: input.dryRun ?? false, changed: false, before: preview.before, after: preview.after, agent: await this.toView(current), manifests: '', warnings: preview.warnings };
-    const manifests = await this.helm.template(release, this.chart, preview.after);
-    if (input.dryRun) return { dryRun: true, changed: true, before: preview.before, after: preview.after, agent: await this.toView(current), manifests, warnings: preview.warnings };
+    return this.once(caller, input, { op: 'update', ref: { namespace, name }, body: withoutRequestId(body), expected }, async () => {
+      const release = { namespace, name };
+      const plan = (agent: AgentRow) => {
+        const before = agent.values as unknown as ChartValues;
+        const spec = { ...(agent.spec as unknown as AgentSpec), ...pickSpec(input) };
+        const after = toChartValues(spec);
+        return { before, spec, after, changed: !isDeepStrictEqual(before, after), warnings: problems(toolsetWarnings(spec.toolset)) };
+      };
+      const current = await this.require(namespace, name);
+      checkVersion(current, expected);
+      const preview = plan(current);
+      if (!preview.changed) return { dryRun: input.dryRun ?? false, changed: false, before: preview.before, after: preview.after, agent: await this.toView(current), manifests: '', warnings: preview.warnings };
+      const manifests = await this.helm.template(release, this.chart, preview.after);
+      if (input.dryRun) return { dryRun: true, changed: true, before: preview.before, after: preview.after, agent: await this.toView(current), manifests, warnings: preview.warnings };
 
-    return this.writes.idempotent(idempotencyKey(caller, input), { op: 'update', ref: release, body: withoutRequestId(body), expected }, () =>
-      this.writes.exclusive(namespace, name, (id) => this.recovery.resolveById(id), async (operationId) => {
+      return this.writes.exclusive(namespace, name, () => this.recovery.settle(namespace, name), async (operationId, lease) => {
         const agent = await this.require(namespace, name);
         checkVersion(agent, expected);
         const { before, spec, after, changed, warnings } = plan(agent);
@@ -153,59 +155,61 @@ export class AgentsService {
           const info = await this.helm.upgradeInstall(release, this.chart, after);
           return { info, values: await this.appliedValues(release, after) };
         });
-        const row = await this.repository.recordChange(agent, {
-          spec, values: applied.values, helmRevision: applied.info.revision, kind: 'update', actor: caller.actor, operationId,
-        });
+        const row = await this.record(operation, lease, applied.info.revision, () =>
+          this.repository.recordChange(agent, {
+            spec, values: applied.values, helmRevision: applied.info.revision, kind: 'update', actor: caller.actor, operationId, chart: this.chart,
+          }),
+        );
         return { dryRun: false, changed: true, before, after: applied.values, agent: await this.toView(row), manifests, warnings };
-      }),
-    );
+      });
+    });
   }
 
   async delete(ref: unknown, body: unknown, caller: Caller): Promise<DeleteResultDto> {
     const { namespace, name } = parseInput(AgentRefDto, ref);
     const input = parseInput(DeleteAgentDto, body ?? {});
     const expected = expectedVersion(caller, input);
-    const current = await this.require(namespace, name);
-    checkVersion(current, expected);
-    if (input.dryRun) return { dryRun: true, deleted: await this.toView(current), releaseRemoved: false };
+    return this.once(caller, input, { op: 'delete', ref: { namespace, name }, expected }, async () => {
+      const current = await this.require(namespace, name);
+      checkVersion(current, expected);
+      if (input.dryRun) return { dryRun: true, deleted: await this.toView(current), releaseRemoved: false };
 
-    return this.writes.idempotent(idempotencyKey(caller, input), { op: 'delete', ref: { namespace, name }, expected }, () =>
-      this.writes.exclusive(namespace, name, (id) => this.recovery.resolveById(id), async (operationId) => {
+      return this.writes.exclusive(namespace, name, () => this.recovery.settle(namespace, name), async (operationId, lease) => {
         const agent = await this.require(namespace, name);
         checkVersion(agent, expected);
         const operation = await this.repository.startOperation({
           id: operationId, kind: 'delete', namespace, name, agentId: agent.id, request: body ?? {}, actor: caller.actor, owner: this.writes.replica, baseHelmRevision: agent.helmRevision,
         });
         const releaseRemoved = await this.journaled(operation, () => this.helm.uninstall({ namespace, name }));
-        const row = await this.repository.recordDelete(agent, operationId, caller.actor);
+        const row = await this.record(operation, lease, null, () => this.repository.recordDelete(agent, operationId, caller.actor));
         return { dryRun: false, deleted: await this.toView(row), releaseRemoved };
-      }),
-    );
+      });
+    });
   }
 
   async rollback(ref: unknown, body: unknown, caller: Caller): Promise<RollbackResultDto> {
     const { namespace, name } = parseInput(AgentRefDto, ref);
     const input = parseInput(RollbackAgentDto, body);
     const expected = expectedVersion(caller, input);
-    const release = { namespace, name };
-    const target = async (agent: AgentRow) => {
-      const found = await this.repository.revision(agent.id, input.revision);
-      if (!found) {
-        throw new AppError('not_found', `agent ${namespace}/${name} has no revision ${input.revision}: it has revisions 1 to ${agent.revision} (list_agent_revisions)`, [
-          { path: 'revision', message: `choose a revision from 1 to ${agent.revision}` },
-        ]);
+    return this.once(caller, input, { op: 'rollback', ref: { namespace, name }, body: withoutRequestId(body), expected }, async () => {
+      const release = { namespace, name };
+      const target = async (agent: AgentRow) => {
+        const found = await this.repository.revision(agent.id, input.revision);
+        if (!found) {
+          throw new AppError('not_found', `agent ${namespace}/${name} has no revision ${input.revision}: it has revisions 1 to ${agent.revision} (list_agent_revisions)`, [
+            { path: 'revision', message: `choose a revision from 1 to ${agent.revision}` },
+          ]);
+        }
+        return found;
+      };
+      const current = await this.require(namespace, name);
+      checkVersion(current, expected);
+      const preview = await target(current);
+      if (input.dryRun) {
+        return { dryRun: true, rolledBackTo: preview.revision, before: current.values as unknown as ChartValues, after: preview.values as unknown as ChartValues, agent: await this.toView(current) };
       }
-      return found;
-    };
-    const current = await this.require(namespace, name);
-    checkVersion(current, expected);
-    const preview = await target(current);
-    if (input.dryRun) {
-      return { dryRun: true, rolledBackTo: preview.revision, before: current.values as unknown as ChartValues, after: preview.values as unknown as ChartValues, agent: await this.toView(current) };
-    }
 
-    return this.writes.idempotent(idempotencyKey(caller, input), { op: 'rollback', ref: release, body: withoutRequestId(body), expected }, () =>
-      this.writes.exclusive(namespace, name, (id) => this.recovery.resolveById(id), async (operationId) => {
+      return this.writes.exclusive(namespace, name, () => this.recovery.settle(namespace, name), async (operationId, lease) => {
         const agent = await this.require(namespace, name);
         checkVersion(agent, expected);
         const restore = await target(agent);
@@ -226,12 +230,14 @@ export class AgentsService {
           const info = await this.helm.status(release);
           return { helmRevision: info?.revision ?? null, values: await this.appliedValues(release, after) };
         });
-        const row = await this.repository.recordChange(agent, {
-          spec, values: applied.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: caller.actor, operationId, rolledBackTo: restore.revision,
-        });
+        const row = await this.record(operation, lease, applied.helmRevision, () =>
+          this.repository.recordChange(agent, {
+            spec, values: applied.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: caller.actor, operationId, rolledBackTo: restore.revision,
+          }),
+        );
         return { dryRun: false, rolledBackTo: restore.revision, before, after: applied.values, agent: await this.toView(row) };
-      }),
-    );
+      });
+    });
   }
 
   /** Every violation of a create or update, plus what helm would render; never writes. */
@@ -294,6 +300,31 @@ export class AgentsService {
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'backend_error') throw error;
       return { namespace, name, verdict: 'unknown', message: `The cluster could not be read: ${error.message}`, releaseStatus: null, releaseRevision: null, conditions: [], drift: [] };
+    }
+  }
+
+  /**
+   * A write's checks, dry run and exclusive part, answered once per idempotency key: a retry
+   * gets the first answer before anything is checked again (a dry run is never kept).
+   */
+  private once<T>(caller: Caller, input: { requestId?: string; dryRun?: boolean }, request: unknown, attempt: () => Promise<T>): Promise<T> {
+    return this.writes.idempotent(input.dryRun ? undefined : idempotencyKey(caller, input), request, attempt);
+  }
+
+  /**
+   * Records what helm applied. When that cannot be done (the store failed, or this replica lost
+   * its lock on the agent) the operation stays pending, to be recorded from what helm holds by
+   * the next write on the agent or the recovery sweep, and the caller is told exactly that.
+   */
+  private async record<T>(operation: OperationRow, lease: HeldLease, helmRevision: number | null, write: () => Promise<T>): Promise<T> {
+    const applied = `helm applied the ${operation.kind} of ${operation.namespace}/${operation.name}${helmRevision ? ` (release revision ${helmRevision})` : ''}`;
+    const after = `operation ${operation.id} stays pending and is recorded from what helm holds by the next write on this agent or the recovery sweep; read the agent again before retrying`;
+    if (lease.lost) throw new AppError('backend_error', `${applied}, but this replica lost its lock on the agent before recording it; ${after}`);
+    try {
+      return await write();
+    } catch (error) {
+      this.logger.error(`recording operation ${operation.id} failed: ${(error as Error).stack ?? String(error)}`);
+      throw new AppError('backend_error', `${applied}, but recording it in the store failed (${(error as Error).message}); ${after}`);
     }
   }
 

@@ -19,18 +19,44 @@ export function IsToolset(options: { required?: boolean } = {}, validation?: Val
   };
 }
 
-/** An object whose values are all strings (labels, annotations). */
-export function IsStringMap(validation?: ValidationOptions): PropertyDecorator {
+// Kubernetes object metadata rules (apimachinery validation): a qualified name with an
+// optional DNS-subdomain prefix for keys; label values at most 63 characters.
+const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/** Why a label or annotation key is not one Kubernetes accepts, or null when it is. */
+export function keyProblem(key: string): string | null {
+  const slash = key.lastIndexOf('/');
+  const [prefix, name] = slash < 0 ? [null, key] : [key.slice(0, slash), key.slice(slash + 1)];
+  if (prefix !== null && (prefix.length === 0 || prefix.length > 253 || !PREFIX.test(prefix))) return `key "${key}" has a prefix that is not a DNS subdomain (e.g. example.com/team)`;
+  if (!NAME_PART.test(name)) return `key "${key}" must be at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`;
+  return null;
+}
+
+function metadataProblems(value: unknown, labels: boolean): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['must be an object whose values are strings, e.g. {"team": "sre"}'];
+  const problems: string[] = [];
+  for (const [key, v] of Object.entries(value)) {
+    const bad = keyProblem(key);
+    if (bad) problems.push(bad);
+    if (typeof v !== 'string') problems.push(`value of "${key}" must be a string`);
+    else if (labels && !LABEL_VALUE.test(v)) problems.push(`value of "${key}" must be at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit (or empty)`);
+  }
+  return problems;
+}
+
+/** Labels or annotations as Kubernetes accepts them on the Agent (keys; label values too). */
+export function IsMetadataMap(kind: 'labels' | 'annotations', validation?: ValidationOptions): PropertyDecorator {
   return (target: object, propertyName: string | symbol) => {
     registerDecorator({
-      name: 'isStringMap',
+      name: 'isMetadataMap',
       target: target.constructor,
       propertyName: propertyName as string,
       options: validation,
       validator: {
-        validate: (value: unknown) =>
-          typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string'),
-        defaultMessage: (args?: ValidationArguments) => `${args?.property} must be an object whose values are strings, e.g. {"team": "sre"}`,
+        validate: (value: unknown) => metadataProblems(value, kind === 'labels').length === 0,
+        defaultMessage: (args?: ValidationArguments) => `${args?.property}: ${metadataProblems(args?.value, kind === 'labels').join('; ')}`,
       },
     });
   };

@@ -22,27 +22,36 @@ export class IdempotencyRepository {
     return this.store.client;
   }
 
-  /** Claims the key for this request, or says what holds it. */
-  async claim(key: string, requestHash: string, ttlMs: number): Promise<Claim> {
+  /**
+   * Claims the key for this request, or says what holds it. A claim is pending for `pendingMs`
+   * unless renewed, so the claim of a replica that died mid-write lapses and a retry runs.
+   */
+  async claim(key: string, requestHash: string, pendingMs: number): Promise<Claim> {
     const now = new Date();
     await this.db.idempotencyRecord.deleteMany({ where: { key, expiresAt: { lt: now } } });
     try {
-      await this.db.idempotencyRecord.create({ data: { key, requestHash, state: 'pending', expiresAt: new Date(now.getTime() + ttlMs) } });
+      await this.db.idempotencyRecord.create({ data: { key, requestHash, state: 'pending', expiresAt: new Date(now.getTime() + pendingMs) } });
       return { kind: 'claimed' };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
     const record = await this.db.idempotencyRecord.findUnique({ where: { key } });
-    if (!record) return this.claim(key, requestHash, ttlMs);
+    if (!record) return this.claim(key, requestHash, pendingMs);
     if (record.requestHash !== requestHash) return { kind: 'mismatch' };
     if (record.state === 'done' && record.status !== null) return { kind: 'replay', answer: { status: record.status, body: record.response } };
     return { kind: 'pending' };
   }
 
-  async complete(key: string, answer: StoredAnswer): Promise<void> {
+  /** Keeps a pending claim alive while its write runs. */
+  async renew(key: string, pendingMs: number): Promise<void> {
+    await this.db.idempotencyRecord.updateMany({ where: { key, state: 'pending' }, data: { expiresAt: new Date(Date.now() + pendingMs) } });
+  }
+
+  /** Stores the first answer, kept for `ttlMs`. */
+  async complete(key: string, answer: StoredAnswer, ttlMs: number): Promise<void> {
     await this.db.idempotencyRecord.update({
       where: { key },
-      data: { state: 'done', status: answer.status, response: answer.body as Prisma.InputJsonValue },
+      data: { state: 'done', status: answer.status, response: answer.body as Prisma.InputJsonValue, expiresAt: new Date(Date.now() + ttlMs) },
     });
   }
 

@@ -6,6 +6,7 @@ import type { OperationRow } from '@app/store';
 import { AgentLeaseRepository } from './agent-lease.repository.js';
 import { AgentsRepository } from './agents.repository.js';
 import type { OperationIntent } from './agents.types.js';
+import { AgentWrites } from './agent-writes.service.js';
 
 export type Resolution = 'landed' | 'did-not-land' | 'undecided';
 
@@ -26,6 +27,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     private readonly repository: AgentsRepository,
     private readonly leases: AgentLeaseRepository,
     private readonly helm: HelmClient,
+    private readonly writes: AgentWrites,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -48,31 +50,36 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
   private async sweepOnce(): Promise<void> {
     let pending: OperationRow[];
     try {
+      await this.writes.purgeExpiredKeys();
       pending = await this.repository.pendingOperations();
     } catch (error) {
       this.logger.warn(`reading pending operations failed: ${(error as Error).message}`);
       return;
     }
-    for (const op of pending) {
-      const key = `${op.namespace}/${op.name}`;
+    for (const seen of pending) {
+      const key = `${seen.namespace}/${seen.name}`;
       const ttl = this.config.LEASE_TTL_SECONDS * 1000;
-      const lease = await this.leases.acquire(key, this.config.REPLICA_ID, op.id, ttl).catch(() => null);
-      if (!lease?.acquired) continue; // a live replica holds this agent: its writer resolves what it took over
+      const lease = await this.leases.acquire(key, this.config.REPLICA_ID, seen.id, ttl).catch(() => null);
+      if (!lease?.acquired) continue; // a live writer holds this agent: it settles what is pending first
       try {
-        await this.resolve(op);
+        // Read again under the lease: the writer may have closed it since the list was read.
+        const op = await this.repository.operation(seen.id);
+        if (op?.state === 'pending') await this.resolve(op);
       } finally {
-        await this.leases.release(key, this.config.REPLICA_ID, op.id).catch(() => undefined);
+        await this.leases.release(key, this.config.REPLICA_ID, seen.id).catch(() => undefined);
       }
     }
   }
 
-  /** For a write that took over an expired lease: settle the dead writer's operation first. */
-  async resolveById(operationId: string): Promise<void> {
-    const op = await this.repository.operation(operationId);
-    if (op?.state !== 'pending') return;
-    const outcome = await this.resolve(op);
-    if (outcome === 'undecided') {
-      throw new AppError('conflict', `agent ${op.namespace}/${op.name} has an interrupted ${op.kind} (operation ${op.id}) whose outcome helm cannot tell yet: retry shortly`);
+  /**
+   * For a write holding the agent's lease: settles operations an earlier writer left pending
+   * (a dead replica, or a write whose recording failed) before the new one runs.
+   */
+  async settle(namespace: string, name: string): Promise<void> {
+    for (const op of await this.repository.pendingOperations({ namespace, name })) {
+      if ((await this.resolve(op)) === 'undecided') {
+        throw new AppError('conflict', `agent ${namespace}/${name} has an interrupted ${op.kind} (operation ${op.id}) whose outcome helm cannot tell yet: retry shortly`);
+      }
     }
   }
 

@@ -28,6 +28,18 @@ describe(helmFailure.name, () => {
       /API server refused the Agent/,
     ],
     [
+      'a namespace that does not exist',
+      'Error: INSTALLATION FAILED: create: failed to create: namespaces "nonexist" not found\n',
+      'invalid_request',
+      /namespace "nonexist" does not exist in the cluster: create it first/,
+    ],
+    [
+      'another helm operation on the release',
+      'Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress\n',
+      'conflict',
+      /wait for it to finish and retry/,
+    ],
+    [
       'an unreachable cluster',
       'Error: INSTALLATION FAILED: Kubernetes cluster unreachable: Get "https://127.0.0.1:1/version": dial tcp 127.0.0.1:1: connect: connection refused\n',
       'backend_error',

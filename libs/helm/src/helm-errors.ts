@@ -3,6 +3,8 @@ import { AppError } from '@app/common';
 const SCHEMA_FAILURE = "values don't meet the specifications of the schema";
 const TEMPLATE_FAIL = /execution error at \([^)]*\): (.*)/;
 const SERVER_INVALID = /is invalid: (.*)/;
+const NAMESPACE_MISSING = /namespaces? "([^"]+)" not found/;
+const IN_PROGRESS = /another operation \(install\/upgrade\/rollback\) is in progress/;
 
 /** helm's own message without its "Error: " / "UPGRADE FAILED: " framing and log noise. */
 export function helmMessage(stderr: string): string {
@@ -32,6 +34,15 @@ export function helmFailure(action: string, stderr: string): AppError {
   }
   const failed = TEMPLATE_FAIL.exec(message);
   if (failed) return new AppError('invalid_request', failed[1], [{ path: 'values', message: failed[1] }]);
+  const namespace = NAMESPACE_MISSING.exec(message);
+  if (namespace) {
+    return new AppError('invalid_request', `namespace "${namespace[1]}" does not exist in the cluster: create it first, or choose an existing namespace`, [
+      { path: 'namespace', message: `namespace "${namespace[1]}" not found` },
+    ]);
+  }
+  if (IN_PROGRESS.test(message)) {
+    return new AppError('conflict', `helm reports another operation in progress on this release (${message}): wait for it to finish and retry; if it was interrupted, roll the release back with helm`);
+  }
   const invalid = SERVER_INVALID.exec(message);
   if (invalid && !/connection refused|unreachable/i.test(message)) {
     return new AppError('invalid_request', `the Kubernetes API server refused the Agent: ${message}`, [{ path: 'values', message: invalid[1] }]);

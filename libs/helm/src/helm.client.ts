@@ -174,8 +174,9 @@ export class HelmClient {
   }
 }
 
+/** helm's own words for "no such release" (status, get, history, uninstall; helm 3 and 4). */
 function isReleaseNotFound(stderr: string): boolean {
-  return /release: not found|release not found|not found/i.test(stderr) && !/chart.*not found/i.test(stderr);
+  return /release: not found/i.test(stderr);
 }
 
 function parseRelease(stdout: string): ReleaseInfo {
