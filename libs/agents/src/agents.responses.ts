@@ -167,11 +167,14 @@ export class ChartInfoDto {
 }
 
 export class CapabilitiesDto {
-  @ApiProperty() dryRun: boolean;
-  @ApiProperty() validate: boolean;
+  @ApiProperty({ description: 'Writes take dryRun' }) dryRun: boolean;
+  @ApiProperty({ description: 'validate_agent / POST /api/v1/agents/validate' }) validate: boolean;
   @ApiProperty() rollback: boolean;
-  @ApiProperty() status: boolean;
-  @ApiProperty() mcp: boolean;
+  @ApiProperty({ description: 'Status folds the release, the live Agent and drift' }) status: boolean;
+  @ApiProperty({ description: 'MCP tools at /mcp and over stdio' }) mcp: boolean;
+  @ApiProperty({ description: 'Writes take Idempotency-Key (REST) / requestId (MCP)' }) idempotentWrites: boolean;
+  @ApiProperty({ description: 'Writes take If-Match (REST) / expectedVersion (MCP); agents carry a version (ETag)' }) optimisticConcurrency: boolean;
+  @ApiProperty({ description: 'One writer per agent across replicas; a second one gets 409' }) perAgentLock: boolean;
 }
 
 export class InfoDto {

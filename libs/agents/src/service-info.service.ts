@@ -10,7 +10,7 @@ import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, PLATFORM_PRESETS, SELECTOR_PATT
 import type { InfoDto } from './agents.responses.js';
 
 /** Capabilities other modules switch on (the MCP surface registers itself here). */
-export const CAPABILITIES = { dryRun: true, validate: true, rollback: true, status: true, mcp: false };
+export const CAPABILITIES = { dryRun: true, validate: true, rollback: true, status: true, mcp: false, idempotentWrites: true, optimisticConcurrency: true, perAgentLock: true };
 
 @Injectable()
 export class ServiceInfoService {
