@@ -50,4 +50,22 @@ describe(HelmClient.name, () => {
     const missing = new HelmClient({ bin: join(dir, 'no-such-helm'), timeoutSeconds: 5 });
     await expect(missing.version()).rejects.toMatchObject({ code: 'backend_error', message: expect.stringContaining('no-such-helm') });
   });
+
+  it('removes values folders left by a killed run, and only old ones', async () => {
+    const { mkdirSync, utimesSync, existsSync } = await import('node:fs');
+    const stale = join(tmpdir(), 'agent-manager-values-stale-test');
+    const fresh = join(tmpdir(), 'agent-manager-values-fresh-test');
+    mkdirSync(stale, { recursive: true });
+    mkdirSync(fresh, { recursive: true });
+    const old = new Date(Date.now() - 3600_000);
+    utimesSync(stale, old, old);
+    try {
+      expect(await helm.removeStaleValues()).toBeGreaterThanOrEqual(1);
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(fresh)).toBe(true);
+    } finally {
+      rmSync(stale, { recursive: true, force: true });
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
 });

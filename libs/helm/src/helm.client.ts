@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '@app/common';
@@ -17,6 +17,8 @@ interface RunResult {
   stderr: string;
   exitCode: number;
 }
+
+const VALUES_PREFIX = 'agent-manager-values-';
 
 /** The only place that runs a process: the real helm binary, always with an argument array. */
 export class HelmClient {
@@ -147,8 +149,27 @@ export class HelmClient {
     return chart.version ? ['--version', chart.version] : [];
   }
 
+  /**
+   * Removes values files left by a process that was killed while helm ran (they hold the
+   * agent's system message). Only folders older than any helm run could be are touched.
+   */
+  async removeStaleValues(): Promise<number> {
+    const cutoff = Date.now() - (this.options.timeoutSeconds + 120) * 1000;
+    let removed = 0;
+    for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+      if (!name.startsWith(VALUES_PREFIX)) continue;
+      const dir = join(tmpdir(), name);
+      const info = await stat(dir).catch(() => null);
+      if (info?.isDirectory() && info.mtimeMs < cutoff) {
+        await rm(dir, { recursive: true, force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
   private async withValues<T>(values: object, fn: (file: string) => Promise<T>): Promise<T> {
-    const dir = await mkdtemp(join(tmpdir(), 'agent-manager-values-'));
+    const dir = await mkdtemp(join(tmpdir(), VALUES_PREFIX));
     const file = join(dir, 'values.json');
     try {
       await writeFile(file, JSON.stringify(values), { mode: 0o600 });
