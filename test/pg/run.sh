@@ -23,7 +23,8 @@ fi
 printf '[pg] running jest against %s\n' "$TEST_DATABASE_URL" >&2
 
 set +e
-node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand "${args[@]}"
+mkdir -p reports
+node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand --json --outputFile=reports/jest-postgresql.json "${args[@]}"
 rc=$?
 set -e
 exit "$rc"
