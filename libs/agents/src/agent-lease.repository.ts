@@ -14,7 +14,8 @@ export type LeaseResult =
 /**
  * One writer per agent across replicas, held in the store: a row per agent key with an
  * owner and an expiry. Taking a lease is an insert; taking over an expired one is a
- * conditional update that only one contender can win. Works the same on SQLite and PostgreSQL.
+ * conditional update that only one contender can win. Works the same on SQLite and PostgreSQL;
+ * expiry is read on the store's clock, so replicas with skewed clocks agree.
  */
 @Injectable()
 export class AgentLeaseRepository {
@@ -26,7 +27,7 @@ export class AgentLeaseRepository {
 
   async acquire(key: string, owner: string, operationId: string, ttlMs: number): Promise<LeaseResult> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const now = new Date();
+      const now = await this.store.now();
       try {
         await this.db.agentLease.create({ data: { key, owner, operationId, expiresAt: new Date(now.getTime() + ttlMs), acquiredAt: now } });
         return { acquired: true };
@@ -51,7 +52,8 @@ export class AgentLeaseRepository {
 
   /** Extends a held lease; false when it was lost (expired and taken over). */
   async renew(key: string, owner: string, operationId: string, ttlMs: number): Promise<boolean> {
-    const renewed = await this.db.agentLease.updateMany({ where: { key, owner, operationId }, data: { expiresAt: new Date(Date.now() + ttlMs) } });
+    const now = await this.store.now();
+    const renewed = await this.db.agentLease.updateMany({ where: { key, owner, operationId }, data: { expiresAt: new Date(now.getTime() + ttlMs) } });
     return renewed.count === 1;
   }
 

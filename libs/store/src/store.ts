@@ -33,6 +33,17 @@ export class Store implements OnModuleDestroy {
     return store;
   }
 
+  /**
+   * The store's clock, for times replicas compare (lease expiry): PostgreSQL's now() on
+   * PostgreSQL, so hosts whose clocks differ agree; this process's clock for SQLite, which
+   * serves one host.
+   */
+  async now(): Promise<Date> {
+    if (this.provider === 'sqlite') return new Date();
+    const [row] = await this.client.$queryRawUnsafe<{ now: Date }[]>('SELECT now() AS now');
+    return new Date(row.now);
+  }
+
   async onModuleDestroy(): Promise<void> {
     await this.client.$disconnect();
   }
