@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, type AppConfig } from '@app/common';
+import { AgentWrites } from '@app/agents';
 import { serveMcpStdio } from '@app/mcp';
 import { createApp } from './app.factory.js';
 
@@ -44,9 +45,12 @@ async function mcp(args: string[]): Promise<void> {
   }
   const query = toolsetsOption(args);
   // Built as for HTTP (the same modules, tools and schemas), initialised, never listening.
-  const app = await createApp(config(), { logger: 'stderr' });
+  const settings = config();
+  const app = await createApp(settings, { logger: 'stderr' });
   await app.init();
   await serveMcpStdio(app, query);
+  // The client went away: let writes it started finish (as on SIGTERM) before the store closes.
+  await app.get(AgentWrites).drain(settings.SHUTDOWN_TIMEOUT_SECONDS * 1000);
   await app.close();
 }
 
