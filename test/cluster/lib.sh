@@ -58,11 +58,14 @@ port_in_use() {
 }
 
 # free_port -> prints a port on 127.0.0.1 that nothing listens on (and not used
-# by this state dir already).
+# by this state dir already). It is taken below the kernel's ephemeral range, which
+# outgoing connections draw from: a port there can be busy without anything listening.
 free_port() {
-  local p i
+  local p i low=32768
+  [[ -r /proc/sys/net/ipv4/ip_local_port_range ]] && read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  ((low > 12000)) || low=32768
   for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 30000))
+    p=$((10000 + RANDOM % (low - 10000)))
     port_in_use "$p" && continue
     grep -qsx "$p" "$STATE_DIR"/*.port && continue
     echo "$p"
