@@ -1,10 +1,10 @@
 // Prisma tasks that work offline with Prisma 6.19's JS engine.
 //   generate                 generate the SQLite and PostgreSQL clients from the one model
 //   migrations <name>        write the next migration for both providers (needs PostgreSQL:
-//                            PRISMA_PG_URL, or a throw-away server started from Debian's package)
+//                            PRISMA_PG_URL, or a throw-away one from test/pg/up.sh)
 //   migrations --check       fail when prisma/schema.prisma changed without a new migration
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, chownSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,30 +49,13 @@ function generate() {
   prisma(['generate', '--config', config, '--schema', join(pgDir, 'schema.prisma')], { stdio: 'inherit' });
 }
 
+/** A throw-away PostgreSQL from the test tooling (test/pg/up.sh), stopped with down.sh. */
 function startThrowAwayPostgres() {
-  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort() : [];
-  if (versions.length === 0) throw new Error('PostgreSQL is needed to diff its migration: set PRISMA_PG_URL or apt-get install postgresql');
-  const bin = join('/usr/lib/postgresql', versions.at(-1), 'bin');
   const dir = mkdtempSync(join(tmpdir(), 'am-pg-'));
-  chownSync(dir, ...postgresIds());
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const asPostgres = (cmd, args) => execFileSync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], { stdio: 'ignore' });
-  asPostgres('initdb', ['-A', 'trust', '-D', join(dir, 'data')]);
-  asPostgres('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start']);
-  return {
-    url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
-    stop: () => {
-      spawnSync('runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', join(dir, 'data'), '-m', 'fast', 'stop'], { stdio: 'ignore' });
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function postgresIds() {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
-  if (!line) throw new Error('no postgres user: apt-get install postgresql');
-  const [, , uid, gid] = line.split(':');
-  return [Number(uid), Number(gid)];
+  const out = execFileSync('bash', [join(root, 'test', 'pg', 'up.sh'), dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = /TEST_DATABASE_URL=(\S+)/.exec(out)?.[1];
+  if (!url) throw new Error(`test/pg/up.sh printed no URL: ${out}`);
+  return { url, stop: () => spawnSync('bash', [join(root, 'test', 'pg', 'down.sh'), dir], { stdio: 'ignore' }) };
 }
 
 function migrations(name) {

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, AppError, type ErrorDetail } from '@app/common';
-import { HelmClient, type ChartSource, type ReleaseRef } from '@app/helm';
+import { HelmClient, type ChartSource, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient, type LiveAgent } from '@app/kube';
 import type { AgentRevisionRow, AgentRow, OperationRow } from '@app/store';
 import { toolsetWarnings } from '@app/toolset';
@@ -112,7 +112,7 @@ export class AgentsService {
             ]);
           }
           const info = await this.helm.upgradeInstall(release, this.chart, values);
-          return { info, values: await this.appliedValues(release, values) };
+          return { info, values: this.appliedValues(release, info, values) };
         });
         const row = await this.record(operation, lease, applied.info.revision, () =>
           this.repository.recordCreate(release.namespace, release.name, this.chart, {
@@ -153,7 +153,7 @@ export class AgentsService {
         });
         const applied = await this.journaled(operation, async () => {
           const info = await this.helm.upgradeInstall(release, this.chart, after);
-          return { info, values: await this.appliedValues(release, after) };
+          return { info, values: this.appliedValues(release, info, after) };
         });
         const row = await this.record(operation, lease, applied.info.revision, () =>
           this.repository.recordChange(agent, {
@@ -228,7 +228,8 @@ export class AgentsService {
             await this.helm.upgradeInstall(release, this.chart, after);
           }
           const info = await this.helm.status(release);
-          return { helmRevision: info?.revision ?? null, values: await this.appliedValues(release, after) };
+          if (!info) throw new AppError('backend_error', `helm rolled back ${namespace}/${name} but then reports no release: check it with helm history`);
+          return { helmRevision: info.revision, values: this.appliedValues(release, info, after) };
         });
         const row = await this.record(operation, lease, applied.helmRevision, () =>
           this.repository.recordChange(agent, {
@@ -283,17 +284,15 @@ export class AgentsService {
     const release = { namespace, name };
     try {
       const info = await this.helm.status(release);
-      const [releaseValues, manifest, liveAgent] = info
-        ? await Promise.all([this.helm.getValues(release), this.helm.getManifest(release), this.kube.getAgent(namespace, name)])
-        : [null, '', await this.kube.getAgent(namespace, name)];
+      const liveAgent = await this.kube.getAgent(namespace, name);
       const folded = foldStatus({
         namespace,
         name,
         storeRevision: agent.revision,
         storeValues: agent.values as Record<string, unknown>,
         release: info ? { status: info.status, revision: info.revision } : null,
-        releaseValues,
-        appliedAgent: agentInManifest(manifest),
+        releaseValues: info?.values ?? null,
+        appliedAgent: agentInManifest(info?.manifest ?? ''),
         liveAgent,
       });
       return { namespace, name, ...folded, releaseStatus: info?.status ?? null, releaseRevision: info?.revision ?? null };
@@ -340,9 +339,9 @@ export class AgentsService {
     }
   }
 
-  /** The values helm reports for the release, checked against what was written. */
-  private async appliedValues(release: ReleaseRef, written: ChartValues): Promise<ChartValues> {
-    const reported = (await this.helm.getValues(release)) as unknown as ChartValues;
+  /** The values helm reports for the revision it applied, checked against what was written. */
+  private appliedValues(release: ReleaseRef, info: ReleaseInfo, written: ChartValues): ChartValues {
+    const reported = info.values as unknown as ChartValues;
     if (!isDeepStrictEqual(reported, written)) {
       this.logger.warn(`helm reports other values for ${release.namespace}/${release.name} than were written; recording helm's`);
     }

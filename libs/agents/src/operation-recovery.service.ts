@@ -97,8 +97,9 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       return 'undecided';
     }
     const intent = op.intent as unknown as OperationIntent | null;
-    const moved = info !== null && info.status === 'deployed' && info.revision > (op.baseHelmRevision ?? 0);
-    const landed = async () => moved && intent !== null && isDeepStrictEqual(await this.helm.getValues(release), intent.values);
+    // Landed: helm deployed a revision after the one this write started from, holding its values.
+    const landed =
+      info !== null && info.status === 'deployed' && info.revision > (op.baseHelmRevision ?? 0) && intent !== null && isDeepStrictEqual(info.values, intent.values);
     try {
       if (op.kind === 'delete') {
         const agent = op.agentId ? await this.repository.agentById(op.agentId) : null;
@@ -108,7 +109,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
         }
         return this.fail(op, info ? 'the release is still installed' : 'the agent was already gone');
       }
-      if (!(await landed())) return this.fail(op, info ? `the release holds revision ${info.revision} (${info.status}) with other values` : 'there is no release');
+      if (!landed) return this.fail(op, info ? `the release holds revision ${info.revision} (${info.status}) with other values` : 'there is no release');
       if (op.kind === 'create') {
         if (await this.repository.findActive(op.namespace, op.name)) return this.fail(op, 'another agent of this name was recorded meanwhile');
         await this.repository.recordCreate(op.namespace, op.name, { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION }, {

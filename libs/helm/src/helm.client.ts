@@ -80,14 +80,6 @@ export class HelmClient {
     return (JSON.parse(result.stdout || 'null') as Record<string, unknown> | null) ?? {};
   }
 
-  async getManifest(release: ReleaseRef, revision?: number): Promise<string> {
-    const args = ['get', 'manifest', release.name, '--namespace', release.namespace];
-    if (revision !== undefined) args.push('--revision', String(revision));
-    const result = await this.run(args, 60);
-    if (result.exitCode !== 0) throw this.readFailure('get manifest', release, result.stderr);
-    return result.stdout;
-  }
-
   async history(release: ReleaseRef): Promise<HistoryEntry[]> {
     const result = await this.run(['history', release.name, '--namespace', release.namespace, '--output', 'json', '--max', '256'], 60);
     if (result.exitCode !== 0) throw this.readFailure('history', release, result.stderr);
@@ -207,6 +199,7 @@ function parseRelease(stdout: string): ReleaseInfo {
     version: number;
     info?: { status?: string; description?: string };
     chart?: { metadata?: { name?: string; version?: string } };
+    config?: Record<string, unknown> | null;
     manifest?: string;
   };
   return {
@@ -216,6 +209,7 @@ function parseRelease(stdout: string): ReleaseInfo {
     status: raw.info?.status ?? 'unknown',
     description: raw.info?.description ?? '',
     chart: raw.chart?.metadata ? `${raw.chart.metadata.name}-${raw.chart.metadata.version}` : undefined,
-    manifest: raw.manifest,
+    values: raw.config ?? {},
+    manifest: raw.manifest ?? '',
   };
 }

@@ -22,7 +22,10 @@ export interface ReleaseInfo {
   status: string;
   description: string;
   chart?: string;
-  manifest?: string;
+  /** The user-supplied values of this revision (helm's `config`; what `get values` shows). */
+  values: Record<string, unknown>;
+  /** The manifest helm applied for this revision. */
+  manifest: string;
 }
 
 export interface HistoryEntry {
