@@ -164,22 +164,7 @@ export class ValidateAgentDto extends AgentPatchFieldsDto {
   namespace: string;
 }
 
-export class RollbackAgentDto {
-  @RequestId()
-  requestId?: string;
-
-  @ExpectedVersion()
-  expectedVersion?: number;
-
-  @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', example: 1, minimum: 1 })
-  @IsInt({ message: 'revision must be a whole number, e.g. 1' })
-  @Min(1)
-  revision: number;
-
-  @DryRun()
-  dryRun?: boolean;
-}
-
+/** The arguments every write on an existing agent takes besides its own. */
 export class DeleteAgentDto {
   @RequestId()
   requestId?: string;
@@ -189,6 +174,13 @@ export class DeleteAgentDto {
 
   @DryRun()
   dryRun?: boolean;
+}
+
+export class RollbackAgentDto extends DeleteAgentDto {
+  @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', example: 1, minimum: 1 })
+  @IsInt({ message: 'revision must be a whole number, e.g. 1' })
+  @Min(1)
+  revision: number;
 }
 
 export class AgentRefDto {

@@ -304,7 +304,9 @@ export class AgentsService {
 
   /**
    * A write's checks, dry run and exclusive part, answered once per idempotency key: a retry
-   * gets the first answer before anything is checked again (a dry run is never kept).
+   * gets the first answer before anything is checked again (a dry run is never kept). Each
+   * write checks and renders before taking the agent's lease (refusals and helm template hold
+   * no lock), then reads the agent again under the lease, where another replica's write counts.
    */
   private once<T>(caller: Caller, input: { requestId?: string; dryRun?: boolean }, request: unknown, attempt: () => Promise<T>): Promise<T> {
     return this.writes.idempotent(input.dryRun ? undefined : idempotencyKey(caller, input), request, attempt);
