@@ -7,6 +7,18 @@ export interface LeaseHolder {
   expiresAt: Date;
 }
 
+/**
+ * The owner a replica's recovery sweep takes leases under. Its hold is brief (one helm status
+ * and a record), so a write that meets it waits instead of being refused.
+ */
+export function recoveryOwner(replica: string): string {
+  return `recovery@${replica}`;
+}
+
+export function isRecoveryHolder(holder: LeaseHolder): boolean {
+  return holder.owner.startsWith('recovery@');
+}
+
 export type LeaseResult =
   | { acquired: true; takenOverFrom?: LeaseHolder }
   | { acquired: false; holder: LeaseHolder };

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, AppError, ERROR_STATUS, type ErrorBody } from '@app/common';
-import { AgentLeaseRepository, type LeaseHolder } from './agent-lease.repository.js';
+import { AgentLeaseRepository, isRecoveryHolder, type LeaseHolder, type LeaseResult } from './agent-lease.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 
 /** Set when the lease could not be renewed: another replica may hold the agent now. */
@@ -45,7 +45,8 @@ export class AgentWrites {
 
   /**
    * Runs a write holding the agent's lease, renewed while it runs. Another write on the same
-   * agent, on any replica, is refused with conflict naming the operation in progress. Under
+   * agent, on any replica, is refused with conflict naming the operation in progress; a
+   * recovery sweep's brief hold is waited out instead (up to one lease TTL). Under
    * the lease and before the work, `settle` resolves operations an earlier writer left pending
    * (a dead replica whose lease expired, or a write whose recording failed).
    */
@@ -61,7 +62,7 @@ export class AgentWrites {
       const key = `${namespace}/${name}`;
       const operationId = randomUUID();
       const ttl = this.config.LEASE_TTL_SECONDS * 1000;
-      const lease = await this.leases.acquire(key, this.replica, operationId, ttl);
+      const lease = await this.acquire(key, operationId, ttl);
       if (!lease.acquired) throw busy(namespace, name, lease.holder);
       const held: HeldLease = { lost: false };
       const renew = setInterval(() => {
@@ -87,6 +88,16 @@ export class AgentWrites {
     } finally {
       this.running--;
       if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  /** Takes the agent's lease, waiting while a recovery sweep holds it (never longer than one TTL). */
+  private async acquire(key: string, operationId: string, ttl: number): Promise<LeaseResult> {
+    const deadline = Date.now() + ttl;
+    for (;;) {
+      const lease = await this.leases.acquire(key, this.replica, operationId, ttl);
+      if (lease.acquired || !isRecoveryHolder(lease.holder) || Date.now() > deadline) return lease;
+      await sleep(100);
     }
   }
 

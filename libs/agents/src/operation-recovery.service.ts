@@ -3,7 +3,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy }
 import { AppConfig, AppError } from '@app/common';
 import { HelmClient } from '@app/helm';
 import type { OperationRow } from '@app/store';
-import { AgentLeaseRepository } from './agent-lease.repository.js';
+import { AgentLeaseRepository, recoveryOwner } from './agent-lease.repository.js';
 import { AgentsRepository } from './agents.repository.js';
 import type { OperationIntent } from './agents.types.js';
 import { AgentWrites } from './agent-writes.service.js';
@@ -59,14 +59,15 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     for (const seen of pending) {
       const key = `${seen.namespace}/${seen.name}`;
       const ttl = this.config.LEASE_TTL_SECONDS * 1000;
-      const lease = await this.leases.acquire(key, this.config.REPLICA_ID, seen.id, ttl).catch(() => null);
+      const owner = recoveryOwner(this.config.REPLICA_ID);
+      const lease = await this.leases.acquire(key, owner, seen.id, ttl).catch(() => null);
       if (!lease?.acquired) continue; // a live writer holds this agent: it settles what is pending first
       try {
         // Read again under the lease: the writer may have closed it since the list was read.
         const op = await this.repository.operation(seen.id);
         if (op?.state === 'pending') await this.resolve(op);
       } finally {
-        await this.leases.release(key, this.config.REPLICA_ID, seen.id).catch(() => undefined);
+        await this.leases.release(key, owner, seen.id).catch(() => undefined);
       }
     }
   }
