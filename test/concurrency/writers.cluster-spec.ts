@@ -202,7 +202,7 @@ describe('writers across replicas, crashes and retries', () => {
     const name = 'draining';
     const path = `/api/v1/agents/${ns}/${name}`;
     expect((await call(procs[0].url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
-    const leaving = await start(slow(2, 0));
+    const leaving = await start(slow(4, 0));
     const write = call(leaving.url, 'PATCH', path, { systemMessage: 'finished during shutdown' });
     await until('the update to be journaled', async () => (await call(procs[0].url, 'GET', path)).body.lastOperation.state === 'pending');
     const exit = leaving.stop();
