@@ -280,6 +280,18 @@ describe('MCP over Streamable HTTP', () => {
     });
   });
 
+  it('answers malformed JSON on /mcp with a JSON-RPC parse error, not the REST error model', async () => {
+    const res = await fetch(`${service.base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc": "2.0", "id": 1, "method": ',
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { jsonrpc: string; id: null; error: { code: number; message: string } };
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    expect(body.error.message).toMatch(/^Parse error: the body is not valid JSON/);
+  });
+
   describe('DNS rebinding protection', () => {
     it.each<[string, Record<string, string>]>([
       ['a foreign Host', { host: 'evil.example.com' }],

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { AppError, mapError, type ErrorCode } from '@app/common';
 
 const HTTP_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 412: 'precondition_failed' };
@@ -11,12 +11,26 @@ export class ErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
+    const req = host.switchToHttp().getRequest<Request>();
+    if (req.path === '/mcp' && isUnreadableBody(exception)) {
+      // An MCP client reads JSON-RPC, not our REST model: malformed JSON is a JSON-RPC parse error.
+      const reason = (exception as Error).message;
+      res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: the body is not valid JSON (${reason})` }, id: null });
+      return;
+    }
     const mapped = mapError(fromFramework(exception));
     if (mapped.unexpected) {
       this.logger.error(`errorId=${mapped.body.error.errorId} ${(mapped.unexpected as Error)?.stack ?? String(mapped.unexpected)}`);
     }
     res.status(mapped.status).json(mapped.body);
   }
+}
+
+/** body-parser's refusal of malformed JSON, as Nest hands it to filters. */
+function isUnreadableBody(exception: unknown): boolean {
+  if (!(exception instanceof HttpException) || exception.getStatus() !== 400) return false;
+  const cause = exception.cause as { type?: string } | undefined;
+  return cause?.type === 'entity.parse.failed' || exception.cause instanceof SyntaxError;
 }
 
 /** Express and Nest's own refusals (bad JSON, unknown route, oversized body) in our model. */
