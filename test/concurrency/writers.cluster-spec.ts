@@ -1,4 +1,7 @@
-import { resolve } from 'node:path';
+import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa } from 'execa';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
@@ -196,6 +199,49 @@ describe('writers across replicas, crashes and retries', () => {
     });
     expect(dead).toMatchObject({ state: 'failed', errorCode: 'backend_error' });
     expect(dead.errorMessage).toMatch(/interrupted/);
+  });
+
+  it('names a release left pending by a helm run that died, says how to free it, and writes again once it is rolled back', async () => {
+    const name = 'stuck';
+    const path = `/api/v1/agents/${ns}/${name}`;
+    const survivor = procs[0] ?? (await start());
+    expect((await call(survivor.url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
+    // A write of ours is journaled; its replica will die before its helm runs.
+    const doomed = await start(slow(60, 0));
+    const write = call(doomed.url, 'PATCH', path, { systemMessage: 'never applied' }).catch(() => null);
+    await until('the update to be journaled', async () => (await call(survivor.url, 'GET', path)).body.lastOperation.state === 'pending');
+    // Meanwhile someone else's helm run holds the release pending and is killed: helm leaves it pending-upgrade.
+    // (A Deployment never becomes ready here: the control plane has no controller-manager.)
+    const chart = await mkdtemp(join(tmpdir(), 'am-never-ready-'));
+    await mkdir(join(chart, 'templates'));
+    await writeFile(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: never-ready\nversion: 0.1.0\n');
+    await writeFile(
+      join(chart, 'templates', 'deployment.yaml'),
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: never-ready\nspec:\n  selector:\n    matchLabels: {app: never-ready}\n  template:\n    metadata:\n      labels: {app: never-ready}\n    spec:\n      containers: [{name: c, image: never-pulled.invalid/none:1}]\n',
+    );
+    const env = { KUBECONFIG: cluster.kubeconfig };
+    const external = execa(realHelm, ['upgrade', name, chart, '--namespace', ns, '--wait', '--timeout', '180s'], { env, reject: false });
+    await until('the release to be pending-upgrade', async () => (await helm.status({ namespace: ns, name }))?.status === 'pending-upgrade');
+    external.kill('SIGKILL');
+    await external;
+    await doomed.kill();
+    await write;
+
+    await sleep(LEASE_TTL_SECONDS * 1000 + 300); // the dead replica's lease has expired
+    const refused = await call(survivor.url, 'PATCH', path, { systemMessage: 'while stuck' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain('helm reports the release pending-upgrade');
+    expect(refused.body.error.message).toContain(`helm rollback ${name} --namespace ${ns}`);
+    expect((await call(survivor.url, 'GET', path)).body).toMatchObject({ revision: 1, lastOperation: { state: 'pending' } });
+
+    // The remedy the message names, then the write goes through and the dead operation is closed.
+    const rolledBack = await execa(realHelm, ['rollback', name, '--namespace', ns], { env, reject: false });
+    expect(rolledBack.exitCode).toBe(0);
+    const later = await call(survivor.url, 'PATCH', path, { systemMessage: 'after the rollback' });
+    expect(later.status).toBe(200);
+    expect(later.body.agent).toMatchObject({ revision: 2, spec: { systemMessage: 'after the rollback' } });
+    expect((await cluster.agent(ns, name)).spec.declarative.systemMessage).toBe('after the rollback');
+    expect(await helm.getValues({ namespace: ns, name })).toEqual(later.body.agent.values);
   });
 
   it('on SIGTERM goes unready, lets the running write finish, then exits', async () => {

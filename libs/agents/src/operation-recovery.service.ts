@@ -8,7 +8,8 @@ import { AgentsRepository } from './agents.repository.js';
 import type { OperationIntent } from './agents.types.js';
 import { AgentWrites } from './agent-writes.service.js';
 
-export type Resolution = 'landed' | 'did-not-land' | 'undecided';
+/** What became of an interrupted write; `undecided` says why it stays pending and what to do. */
+export type Resolution = 'landed' | 'did-not-land' | { undecided: string };
 
 /**
  * Resolves writes left pending by a crashed replica against what the cluster really holds:
@@ -78,8 +79,9 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
    */
   async settle(namespace: string, name: string): Promise<void> {
     for (const op of await this.repository.pendingOperations({ namespace, name })) {
-      if ((await this.resolve(op)) === 'undecided') {
-        throw new AppError('conflict', `agent ${namespace}/${name} has an interrupted ${op.kind} (operation ${op.id}) whose outcome helm cannot tell yet: retry shortly`);
+      const outcome = await this.resolve(op);
+      if (typeof outcome === 'object') {
+        throw new AppError('conflict', `agent ${namespace}/${name} has an interrupted ${op.kind} (operation ${op.id}) whose outcome helm cannot tell yet: ${outcome.undecided}`);
       }
     }
   }
@@ -91,11 +93,16 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       info = await this.helm.status(release);
     } catch (error) {
       this.logger.warn(`operation ${op.id} (${op.kind} ${op.namespace}/${op.name}) stays pending: ${(error as Error).message}`);
-      return 'undecided';
+      return { undecided: `helm could not read the release (${(error as Error).message}); retry when the cluster answers` };
     }
     if (info && info.status.startsWith('pending')) {
       this.logger.warn(`operation ${op.id} stays pending: the release is ${info.status}`);
-      return 'undecided';
+      return {
+        undecided:
+          `helm reports the release ${info.status} (revision ${info.revision}); retry in a few seconds. ` +
+          `If it stays ${info.status} for longer than a helm run may last (HELM_TIMEOUT_SECONDS=${this.config.HELM_TIMEOUT_SECONDS}), ` +
+          `the helm process that held it is gone: roll the release back with \`helm rollback ${op.name} --namespace ${op.namespace}\` and retry`,
+      };
     }
     const intent = op.intent as unknown as OperationIntent | null;
     // Landed: helm deployed a revision after the one this write started from, holding its values.
@@ -132,7 +139,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       return this.done(op, 'landed');
     } catch (error) {
       this.logger.warn(`resolving operation ${op.id} failed, it stays pending: ${(error as Error).message}`);
-      return 'undecided';
+      return { undecided: `recording what helm holds failed (${(error as Error).message}); retry shortly` };
     }
   }
 
