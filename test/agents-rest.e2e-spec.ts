@@ -214,6 +214,97 @@ describe('REST API (no cluster reachable)', () => {
     expect(cursor.body.error.details[0].path).toBe('cursor');
   });
 
+  describe('input that could trip the parsers', () => {
+    it('keeps label and annotation keys named like Object.prototype members, exactly as sent', async () => {
+      const labels = { constructor: 'a', valueOf: 'b', toString: 'c', hasOwnProperty: 'd', team: 'sre' };
+      const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, labels, annotations: { constructor: 'x' }, dryRun: true });
+      expect(res.status).toBe(200);
+      expect(res.body.values.labels).toEqual(labels);
+      expect(res.body.values.annotations).toEqual({ constructor: 'x' });
+      expect(renderedAgent(res.body.manifests).metadata.labels).toMatchObject(labels);
+    });
+
+    it.each([['constructor'], ['hasOwnProperty'], ['__proto__']])('refuses a top-level field named %s as unknown', async (field) => {
+      const res = await call(t.url, 'POST', '/api/v1/agents', `{"name":"a","namespace":"agents","modelConfig":"m","toolset":["preset:none"],"dryRun":true,"${field}":{"x":1}}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.details).toEqual([expect.objectContaining({ path: field, message: expect.stringMatching(/^unknown field/) })]);
+    });
+
+    it('refuses nesting deeper than any field goes, without walking it', async () => {
+      const deep = '['.repeat(5000) + ']'.repeat(5000);
+      const res = await call(t.url, 'POST', '/api/v1/agents', `{"name":"a","namespace":"agents","modelConfig":"m","toolset":${deep}}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^toolset\[0\]/), message: expect.stringMatching(/^nested deeper than 8 levels/) });
+    });
+
+    it.each([
+      ['description', { description: 'a\u007fb' }, 'U+007F'],
+      ['systemMessage', { systemMessage: 'x\u0000' }, 'U+0000'],
+      ['displayName', { displayName: 'next\u0085line' }, 'U+0085'],
+      ['labels.team', { labels: { team: 'a' }, annotations: { note: '\ud800' } }, 'U+D800'],
+      ['toolset[1]', { toolset: ['preset:none', 'tool:a\u0001'] }, 'U+0001'],
+    ])('refuses a character helm cannot carry in %s, naming the field (validate reports it too)', async (_, fields, code) => {
+      const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, ...fields, dryRun: true });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details.map((d: { message: string }) => d.message).join('\n')).toContain(code);
+      const checked = await call(t.url, 'POST', '/api/v1/agents/validate', { ...valid, ...fields });
+      expect(checked.status).toBe(200);
+      expect(checked.body.valid).toBe(false);
+    });
+
+    it('keeps tabs, newlines and every printable script in a system message', async () => {
+      const systemMessage = 'Línea\tuno\r\nзвезда ✓ 🚀 \u00a0 \u2028 end';
+      const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, systemMessage, dryRun: true });
+      expect(res.status).toBe(200);
+      expect(renderedAgent(res.body.manifests).spec.declarative.systemMessage).toBe(systemMessage);
+    });
+
+    it('refuses labels the chart sets and annotations helm owns', async () => {
+      const res = await call(t.url, 'POST', '/api/v1/agents', {
+        ...valid,
+        labels: { 'app.kubernetes.io/managed-by': 'me' },
+        annotations: { 'meta.helm.sh/release-name': 'other', 'helm.sh/hook': 'pre-install', 'agent-manager.giantswarm.io/display-name': 'x' },
+        dryRun: true,
+      });
+      expect(res.status).toBe(400);
+      const messages = res.body.error.details.map((d: { message: string }) => d.message).join('\n');
+      for (const key of ['app.kubernetes.io/managed-by', 'meta.helm.sh/release-name', 'helm.sh/hook', 'agent-manager.giantswarm.io/display-name']) expect(messages).toContain(`"${key}"`);
+    });
+
+    it('refuses a revision or expected version beyond the store\'s integers with 400, not 500', async () => {
+      const rollback = await call(t.url, 'POST', '/api/v1/agents/agents/ghost/rollback', `{"revision":1e19,"dryRun":true}`);
+      expect(rollback.status).toBe(400);
+      expect(rollback.body.error.details[0].path).toBe('revision');
+      const update = await call(t.url, 'PATCH', '/api/v1/agents/agents/ghost', { systemMessage: 'x', expectedVersion: 2 ** 31 });
+      expect(update.status).toBe(400);
+      expect(update.body.error.details[0].path).toBe('expectedVersion');
+    });
+
+    it.each([
+      ['POST', '/api/v1/agents', { ...valid, name: 'query-dry-run' }],
+      ['PATCH', '/api/v1/agents/agents/query-dry-run', { systemMessage: 'x' }],
+      ['POST', '/api/v1/agents/agents/query-dry-run/rollback', { revision: 1 }],
+    ] as const)('refuses ?dryRun=true on %s %s instead of writing, and journals nothing', async (method, path, body) => {
+      const res = await call(t.url, method, `${path}?dryRun=true`, body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.details[0]).toMatchObject({ path: 'dryRun', message: expect.stringContaining('send it in the JSON body') });
+      expect(await t.store.client.operation.count({ where: { name: 'query-dry-run' } })).toBe(0);
+    });
+
+    it('records X-Actor as UTF-8 and refuses one that cannot name anyone', async () => {
+      const actor = 'José ☃ pipeline';
+      const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, name: 'actor-check' }, { 'x-actor': Buffer.from(actor, 'utf8').toString('latin1') });
+      expect(res.status).toBe(502);
+      const [operation] = await t.store.client.operation.findMany({ where: { name: 'actor-check' } });
+      expect(operation.actor).toBe(actor);
+      for (const bad of ['x'.repeat(254), 'a\tb']) {
+        const refused = await call(t.url, 'POST', '/api/v1/agents', { ...valid, dryRun: true }, { 'x-actor': bad });
+        expect(refused.status).toBe(400);
+        expect(refused.body.error.details[0].path).toBe('X-Actor');
+      }
+    });
+  });
+
   it('answers unknown routes with not_found in the error model', async () => {
     const res = await call(t.url, 'GET', '/api/v2/agents');
     expect(res.status).toBe(404);

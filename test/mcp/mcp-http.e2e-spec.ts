@@ -181,6 +181,16 @@ describe('MCP over Streamable HTTP', () => {
       expect(logs.filter((l) => String(l.data).startsWith('create_agent agents/helper'))).toEqual([]);
     });
 
+    it('keeps label keys named like Object.prototype members and refuses a character helm cannot carry, naming the field', async () => {
+      const labels = { constructor: 'a', valueOf: 'b' };
+      const kept = await call(client, 'create_agent', { name: 'proto', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'], labels, dryRun: true });
+      expect(kept.isError).toBeFalsy();
+      expect((kept.structuredContent as { values: { labels: object } }).values.labels).toEqual(labels);
+      const refused = await call(client, 'create_agent', { name: 'proto', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'], description: 'a\u007fb', dryRun: true });
+      expect(refused.isError).toBe(true);
+      expect(refused.structuredContent).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'description', message: expect.stringContaining('U+007F') }] } });
+    });
+
     it('validates without writing: valid with manifests, or every violation', async () => {
       const good = await call(client, 'validate_agent', { name: 'fresh', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'] });
       expect(good.structuredContent).toMatchObject({ valid: true, violations: [] });

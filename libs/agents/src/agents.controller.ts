@@ -45,7 +45,7 @@ const agentPath = [ApiParam({ name: 'namespace', example: 'agents' }), ApiParam(
  * Idempotency-Key and If-Match (an ETag from this API: "<version>").
  */
 function caller(req: Request): Caller {
-  const actor = req.header('x-actor');
+  const actor = actorOf(req);
   const key = req.header('idempotency-key');
   const ifMatch = req.header('if-match');
   if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
@@ -53,11 +53,33 @@ function caller(req: Request): Caller {
   }
   let expectedVersion: number | undefined;
   if (ifMatch !== undefined && ifMatch.trim() !== '*') {
-    const match = /^(?:W\/)?"?(\d+)"?$/.exec(ifMatch.trim());
+    const match = /^(?:W\/)?(?:"(\d{1,10})"|(\d{1,10}))$/.exec(ifMatch.trim());
     if (!match) throw AppError.invalid([{ path: 'If-Match', message: 'If-Match must be the ETag of the agent, e.g. "3" (see the ETag header of GET)' }]);
-    expectedVersion = Number(match[1]);
+    expectedVersion = Number(match[1] ?? match[2]);
   }
-  return { actor: actor && actor.length <= 253 ? actor : 'api', idempotencyKey: key, expectedVersion };
+  return { actor: actor ?? 'api', idempotencyKey: key, expectedVersion };
+}
+
+/** X-Actor as sent (UTF-8; Node hands headers over as latin1), refused when it cannot name anyone. */
+function actorOf(req: Request): string | undefined {
+  const raw = req.header('x-actor');
+  if (raw === undefined) return undefined;
+  const utf8 = Buffer.from(raw, 'latin1').toString('utf8');
+  const actor = (utf8.includes('\uFFFD') ? raw : utf8).trim();
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  if (actor.length === 0 || actor.length > 253 || /[\u0000-\u001F\u007F-\u009F]/.test(actor)) {
+    throw AppError.invalid([{ path: 'X-Actor', message: 'X-Actor must be 1 to 253 printable characters naming who acts (a user or a pipeline), or be left out' }]);
+  }
+  return actor;
+}
+
+/** Writes with a JSON body read nothing from the query: a ?dryRun=true there would be lost, so it is refused. */
+function bodyOnly(req: Request): void {
+  const keys = Object.keys((req.query ?? {}) as Record<string, unknown>);
+  if (keys.length === 0) return;
+  throw AppError.invalid(
+    keys.map((key) => ({ path: key, message: `query parameter "${key}" is not read on ${req.method} ${req.path}: send it in the JSON body instead, e.g. {"${key}": ...}` })),
+  );
 }
 
 /** The agent's version as its ETag, for If-Match on the next write. */
@@ -98,6 +120,7 @@ export class AgentsController {
   @ApiResponse({ status: 200, description: 'Dry run: what would be written', type: CreateResultDto })
   @errors(WRITE_ERRORS)
   async create(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreateResultDto> {
+    bodyOnly(req);
     const result = await this.agents.create(body, caller(req));
     res.status(result.dryRun ? 200 : 201);
     etag(res, result.agent);
@@ -110,7 +133,8 @@ export class AgentsController {
   @ApiBody({ type: ValidateAgentDto })
   @ApiResponse({ status: 200, type: ValidateResultDto })
   @ApiResponse({ status: 400, description: 'The request could not be read at all', type: ErrorResponseDto })
-  validate(@Body() body: unknown): Promise<ValidateResultDto> {
+  validate(@Body() body: unknown, @Req() req: Request): Promise<ValidateResultDto> {
+    bodyOnly(req);
     return this.agents.validate(body);
   }
 
@@ -135,6 +159,7 @@ export class AgentsController {
   @ApiResponse({ status: 200, type: UpdateResultDto })
   @errors(WRITE_ERRORS)
   async update(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UpdateResultDto> {
+    bodyOnly(req);
     const result = await this.agents.update(ref, body, caller(req));
     etag(res, result.agent);
     return result;
@@ -182,6 +207,7 @@ export class AgentsController {
   @ApiResponse({ status: 200, type: RollbackResultDto })
   @errors(WRITE_ERRORS)
   async rollback(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<RollbackResultDto> {
+    bodyOnly(req);
     const result = await this.agents.rollback(ref, body, caller(req));
     etag(res, result.agent);
     return result;

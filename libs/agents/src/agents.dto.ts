@@ -55,12 +55,16 @@ function RequestId(): PropertyDecorator {
 }
 
 /** expectedVersion: optimistic concurrency on an existing agent. */
+/** Versions and revisions are the store's 32-bit integers (PostgreSQL INTEGER). */
+const MAX_COUNTER = 2_147_483_647;
+
 function ExpectedVersion(): PropertyDecorator {
   return (target: object, key: string | symbol) => {
-    ApiPropertyOptional({ description: EXPECTED_VERSION_DOC, minimum: 1, example: 3 })(target, key);
+    ApiPropertyOptional({ description: EXPECTED_VERSION_DOC, minimum: 1, maximum: MAX_COUNTER, example: 3 })(target, key);
     Optional()(target, key);
     IsInt({ message: 'expectedVersion must be a whole number: the version from get_agent' })(target, key);
     Min(1)(target, key);
+    Max(MAX_COUNTER, { message: 'expectedVersion is beyond any version an agent reaches: send the version from get_agent' })(target, key);
   };
 }
 
@@ -177,9 +181,10 @@ export class DeleteAgentDto {
 }
 
 export class RollbackAgentDto extends DeleteAgentDto {
-  @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', example: 1, minimum: 1 })
+  @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', example: 1, minimum: 1, maximum: MAX_COUNTER })
   @IsInt({ message: 'revision must be a whole number, e.g. 1' })
   @Min(1)
+  @Max(MAX_COUNTER, { message: 'revision is beyond any revision an agent reaches: pick one from list_agent_revisions' })
   revision: number;
 }
 

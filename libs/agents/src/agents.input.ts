@@ -20,7 +20,8 @@ export function readInput<T extends object>(cls: Input<T>, raw: unknown): { valu
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { value: {} as T, violations: [{ path: '', message: 'the request must be a JSON object with the agent fields' }] };
   }
-  const violations: ErrorDetail[] = [];
+  const violations: ErrorDetail[] = shapeProblems(raw);
+  if (violations.some((v) => v.message.startsWith(TOO_DEEP))) return { value: {} as T, violations };
   const body = { ...(raw as Record<string, unknown>) };
   const accepts = acceptedFields(cls);
   if (accepts.includes('toolset')) {
@@ -35,7 +36,17 @@ export function readInput<T extends object>(cls: Input<T>, raw: unknown): { valu
       }
     }
   }
-  const value = plainToInstance(cls, body);
+  const accepted = new Set(accepts);
+  for (const key of Object.keys(body)) {
+    if (accepted.has(key)) continue;
+    violations.push(unknownField(key, accepts));
+    delete body[key];
+  }
+  // class-transformer converts scalars (a query's limit "5" to 5) but mangles free-form maps: it
+  // drops keys named like Object.prototype members (valueOf, toString) and throws on "constructor".
+  // Objects and lists are taken as they came; the DTO's validators check them.
+  const value = plainToInstance(cls, Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v !== 'object' || v === null)));
+  for (const [key, v] of Object.entries(body)) if (typeof v === 'object' && v !== null) (value as Record<string, unknown>)[key] = v;
   const errors = validateSync(value, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
   for (const error of errors) violations.push(...describe(error, accepts, body));
   return { value, violations };
@@ -55,12 +66,53 @@ export function invalidInput(violations: ErrorDetail[]): AppError {
 
 function describe(error: ValidationError, accepts: string[], body: Record<string, unknown>): ErrorDetail[] {
   const constraints = error.constraints ?? {};
-  if (constraints.whitelistValidation) {
-    return [{ path: error.property, message: `unknown field "${error.property}": remove it; accepted fields are ${accepts.join(', ')}` }];
-  }
+  if (constraints.whitelistValidation) return [unknownField(error.property, accepts)];
   if (constraints.isToolset) {
     return validateToolset(body[error.property], { field: error.property, required: true }).map(({ path, message }) => ({ path, message }));
   }
   if (body[error.property] === undefined) return [{ path: error.property, message: `${error.property} is required` }];
   return [...new Set(Object.values(constraints))].map((message) => ({ path: error.property, message }));
+}
+
+function unknownField(key: string, accepts: string[]): ErrorDetail {
+  return { path: key, message: `unknown field "${key}": remove it; accepted fields are ${accepts.join(', ')}` };
+}
+
+/** Deeper than any agent field goes (labels.key is 2): refused before anything walks it. */
+const MAX_DEPTH = 8;
+const TOO_DEEP = 'nested deeper than';
+/**
+ * Characters a chart value cannot carry, refused here by field instead of failing in helm or
+ * changing on the way: outside YAML's printable set helm cannot read the values file (C0 and C1
+ * controls but tab, newline and CR; DEL; unpaired surrogates; U+FFFE, U+FFFF), and NEL (U+0085)
+ * YAML folds into a space.
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNPRINTABLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/u; // with /u a surrogate class matches only unpaired ones
+
+/** What no field may hold whatever its rules: nesting past MAX_DEPTH, characters a chart value cannot carry. */
+function shapeProblems(raw: unknown): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const unprintable = (text: string, path: string, what: string) => {
+    const found = UNPRINTABLE.exec(text);
+    if (!found) return;
+    const code = found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+    problems.push({ path, message: `${what} holds the character U+${code}, which a chart value cannot carry: remove it` });
+  };
+  const walk = (value: unknown, path: string, depth: number): void => {
+    if (typeof value === 'string') return unprintable(value, path, path);
+    if (typeof value !== 'object' || value === null) return;
+    if (depth > MAX_DEPTH) {
+      problems.push({ path, message: `${TOO_DEEP} ${MAX_DEPTH} levels: no agent field is; send the fields as documented` });
+      return;
+    }
+    if (Array.isArray(value)) return value.forEach((item, i) => walk(item, `${path}[${i}]`, depth + 1));
+    for (const [key, item] of Object.entries(value)) {
+      const at = path ? `${path}.${key}` : key;
+      unprintable(key, at, `the key of ${at}`);
+      walk(item, at, depth + 1);
+    }
+  };
+  walk(raw, '', 0);
+  return problems;
 }

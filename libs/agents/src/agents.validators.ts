@@ -34,11 +34,24 @@ export function keyProblem(key: string): string | null {
   return null;
 }
 
+/** Labels the chart sets itself (they would silently win over the caller's). */
+const CHART_LABELS = new Set(['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/managed-by', 'helm.sh/chart']);
+/** Annotations helm or agent-manager own: helm's release ownership, hooks, and ours (displayName). */
+const RESERVED_ANNOTATION = /^(meta\.helm\.sh\/|helm\.sh\/hook|agent-manager\.giantswarm\.io\/)/;
+
+function reservedProblem(key: string, labels: boolean): string | null {
+  if (labels && CHART_LABELS.has(key)) return `label "${key}" is set by the agent chart itself: remove it`;
+  if (!labels && RESERVED_ANNOTATION.test(key)) {
+    return key.startsWith('agent-manager.') ? `annotation "${key}" is agent-manager's own: remove it (set displayName for the display name)` : `annotation "${key}" belongs to helm and would change how helm manages the release: remove it`;
+  }
+  return null;
+}
+
 function metadataProblems(value: unknown, labels: boolean): string[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['must be an object whose values are strings, e.g. {"team": "sre"}'];
   const problems: string[] = [];
   for (const [key, v] of Object.entries(value)) {
-    const bad = keyProblem(key);
+    const bad = keyProblem(key) ?? reservedProblem(key, labels);
     if (bad) problems.push(bad);
     if (typeof v !== 'string') problems.push(`value of "${key}" must be a string`);
     else if (labels && !LABEL_VALUE.test(v)) problems.push(`value of "${key}" must be at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit (or empty)`);

@@ -164,7 +164,9 @@ export class HelmClient {
     const dir = await mkdtemp(join(tmpdir(), VALUES_PREFIX));
     const file = join(dir, 'values.json');
     try {
-      await writeFile(file, JSON.stringify(values), { mode: 0o600 });
+      // helm reads the file as YAML, where a literal U+2028/U+2029 is a line break that folds the
+      // spaces around it away; as JSON escapes they arrive unchanged.
+      await writeFile(file, JSON.stringify(values).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`), { mode: 0o600 });
       return await fn(file);
     } finally {
       await rm(dir, { recursive: true, force: true });
