@@ -230,19 +230,22 @@ describe('REST API (no cluster reachable)', () => {
       expect(res.body.error.details).toEqual([expect.objectContaining({ path: field, message: expect.stringMatching(/^unknown field/) })]);
     });
 
-    it('refuses nesting deeper than any field goes, without walking it', async () => {
+    it('refuses nesting deeper than any field goes with 400 naming where, on create and validate', async () => {
       const deep = '['.repeat(5000) + ']'.repeat(5000);
       const res = await call(t.url, 'POST', '/api/v1/agents', `{"name":"a","namespace":"agents","modelConfig":"m","toolset":${deep}}`);
       expect(res.status).toBe(400);
-      expect(res.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^toolset\[0\]/), message: expect.stringMatching(/^nested deeper than 8 levels/) });
+      expect(res.body.error.details).toEqual([{ path: expect.stringMatching(/^toolset\[0\]/), message: expect.stringMatching(/^nested deeper than 8 levels/) }]);
+      const checked = await call(t.url, 'POST', '/api/v1/agents/validate', `{"name":"a","namespace":"agents","modelConfig":"m","toolset":${deep}}`);
+      expect(checked.status).toBe(400);
+      expect(checked.body.error.details).toHaveLength(1);
     });
 
     it.each([
       ['description', { description: 'a\u007fb' }, 'U+007F'],
-      ['systemMessage', { systemMessage: 'x\u0000' }, 'U+0000'],
+      ['systemMessage', { systemMessage: 'x\u0080' }, 'U+0080'],
       ['displayName', { displayName: 'next\u0085line' }, 'U+0085'],
-      ['labels.team', { labels: { team: 'a' }, annotations: { note: '\ud800' } }, 'U+D800'],
-      ['toolset[1]', { toolset: ['preset:none', 'tool:a\u0001'] }, 'U+0001'],
+      ['annotations.note', { labels: { team: 'a' }, annotations: { note: '\ud800' } }, 'U+D800'],
+      ['toolset[1]', { toolset: ['preset:none', 'tool:a\uFFFE'] }, 'U+FFFE'],
     ])('refuses a character helm cannot carry in %s, naming the field (validate reports it too)', async (_, fields, code) => {
       const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, ...fields, dryRun: true });
       expect(res.status).toBe(400);
@@ -252,8 +255,8 @@ describe('REST API (no cluster reachable)', () => {
       expect(checked.body.valid).toBe(false);
     });
 
-    it('keeps tabs, newlines and every printable script in a system message', async () => {
-      const systemMessage = 'Línea\tuno\r\nзвезда ✓ 🚀 \u00a0 \u2028 end';
+    it('keeps tabs, newlines, other C0 controls and every script in a system message, exactly', async () => {
+      const systemMessage = 'Línea\tuno\r\nзвезда ✓ 🚀 \u00a0 \u2028 end\f\u001b[0m';
       const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, systemMessage, dryRun: true });
       expect(res.status).toBe(200);
       expect(renderedAgent(res.body.manifests).spec.declarative.systemMessage).toBe(systemMessage);
@@ -291,12 +294,21 @@ describe('REST API (no cluster reachable)', () => {
       expect(await t.store.client.operation.count({ where: { name: 'query-dry-run' } })).toBe(0);
     });
 
+    it('refuses a JSON body on DELETE, whose arguments are read from the query', async () => {
+      const res = await call(t.url, 'DELETE', '/api/v1/agents/agents/ghost', { dryRun: true });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details[0]).toMatchObject({ path: 'body', message: expect.stringContaining('?dryRun=true') });
+    });
+
     it('records X-Actor as UTF-8 and refuses one that cannot name anyone', async () => {
       const actor = 'José ☃ pipeline';
       const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, name: 'actor-check' }, { 'x-actor': Buffer.from(actor, 'utf8').toString('latin1') });
       expect(res.status).toBe(502);
       const [operation] = await t.store.client.operation.findMany({ where: { name: 'actor-check' } });
       expect(operation.actor).toBe(actor);
+      const unnamed = await call(t.url, 'POST', '/api/v1/agents', { ...valid, name: 'actor-empty' }, { 'x-actor': ' ' });
+      expect(unnamed.status).toBe(502);
+      expect((await t.store.client.operation.findFirstOrThrow({ where: { name: 'actor-empty' } })).actor).toBe('api');
       for (const bad of ['x'.repeat(254), 'a\tb']) {
         const refused = await call(t.url, 'POST', '/api/v1/agents', { ...valid, dryRun: true }, { 'x-actor': bad });
         expect(refused.status).toBe(400);

@@ -232,7 +232,8 @@ describe('writers across replicas, crashes and retries', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error.message).toContain('helm reports the release pending-upgrade');
     expect(refused.body.error.message).toContain(`helm rollback ${name} --namespace ${ns}`);
-    expect((await call(survivor.url, 'GET', path)).body).toMatchObject({ revision: 1, lastOperation: { state: 'pending' } });
+    const stuck = (await call(survivor.url, 'GET', path)).body;
+    expect(stuck).toMatchObject({ revision: 1, lastOperation: { state: 'pending' } });
 
     // The remedy the message names, then the write goes through and the dead operation is closed.
     const rolledBack = await execa(realHelm, ['rollback', name, '--namespace', ns], { env, reject: false });
@@ -242,6 +243,14 @@ describe('writers across replicas, crashes and retries', () => {
     expect(later.body.agent).toMatchObject({ revision: 2, spec: { systemMessage: 'after the rollback' } });
     expect((await cluster.agent(ns, name)).spec.declarative.systemMessage).toBe('after the rollback');
     expect(await helm.getValues({ namespace: ns, name })).toEqual(later.body.agent.values);
+    const store = await Store.open(db.url);
+    try {
+      const closed = await store.client.operation.findUniqueOrThrow({ where: { id: stuck.lastOperation.id } });
+      expect(closed).toMatchObject({ state: 'failed', errorCode: 'backend_error' });
+      expect(closed.errorMessage).toMatch(/did not land/);
+    } finally {
+      await store.client.$disconnect();
+    }
   });
 
   it('on SIGTERM goes unready, lets the running write finish, then exits', async () => {

@@ -12,7 +12,7 @@ export class ErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const req = host.switchToHttp().getRequest<Request>();
-    if (req.path === '/mcp' && isUnreadableBody(exception)) {
+    if (/^\/mcp\/?$/.test(req.path) && isUnreadableBody(exception)) {
       // An MCP client reads JSON-RPC, not our REST model: malformed JSON is a JSON-RPC parse error.
       const reason = (exception as Error).message;
       res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: the body is not valid JSON (${reason})` }, id: null });

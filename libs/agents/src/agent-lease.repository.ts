@@ -12,12 +12,15 @@ export interface LeaseHolder {
  * and a record), so a write that meets it waits instead of being refused.
  */
 export function recoveryOwner(replica: string): string {
-  return `recovery@${replica}`;
+  return `${RECOVERY_PREFIX}${replica}`;
 }
 
 export function isRecoveryHolder(holder: LeaseHolder): boolean {
-  return holder.owner.startsWith('recovery@');
+  return holder.owner.startsWith(RECOVERY_PREFIX);
 }
+
+/** Reserved: REPLICA_ID may not start with it (see AppConfig). */
+export const RECOVERY_PREFIX = 'recovery@';
 
 export type LeaseResult =
   | { acquired: true; takenOverFrom?: LeaseHolder }
@@ -60,6 +63,26 @@ export class AgentLeaseRepository {
     const holder = await this.db.agentLease.findUnique({ where: { key } });
     if (holder) return { acquired: false, holder: { owner: holder.owner, operationId: holder.operationId, expiresAt: holder.expiresAt } };
     throw new Error(`lease ${key}: contended without a holder`);
+  }
+
+  /** Who holds the lease now, read without contending for it. */
+  async holder(key: string): Promise<LeaseHolder | null> {
+    const row = await this.db.agentLease.findUnique({ where: { key } });
+    return row && { owner: row.owner, operationId: row.operationId, expiresAt: row.expiresAt };
+  }
+
+  /**
+   * Renews a held lease every third of its TTL until the returned function is called;
+   * `problem` hears of a lease lost to another holder (lost: true) or a renewal that failed.
+   */
+  keepAlive(key: string, owner: string, operationId: string, ttlMs: number, problem: (message: string, lost: boolean) => void): () => void {
+    const timer = setInterval(() => {
+      this.renew(key, owner, operationId, ttlMs).then(
+        (kept) => kept || problem(`lost the lease on ${key} while operation ${operationId} ran`, true),
+        (error: unknown) => problem(`renewing the lease on ${key} failed: ${(error as Error).message}`, false),
+      );
+    }, Math.max(250, Math.floor(ttlMs / 3)));
+    return () => clearInterval(timer);
   }
 
   /** Extends a held lease; false when it was lost (expired and taken over). */

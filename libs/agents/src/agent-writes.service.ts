@@ -65,16 +65,10 @@ export class AgentWrites {
       const lease = await this.acquire(key, operationId, ttl);
       if (!lease.acquired) throw busy(namespace, name, lease.holder);
       const held: HeldLease = { lost: false };
-      const renew = setInterval(() => {
-        this.leases.renew(key, this.replica, operationId, ttl).then(
-          (kept) => {
-            if (kept) return;
-            held.lost = true;
-            this.logger.warn(`lost the lease on ${key} while operation ${operationId} ran`);
-          },
-          (error: unknown) => this.logger.warn(`renewing the lease on ${key} failed: ${(error as Error).message}`),
-        );
-      }, Math.max(250, Math.floor(ttl / 3)));
+      const stopRenewing = this.leases.keepAlive(key, this.replica, operationId, ttl, (message, lost) => {
+        held.lost ||= lost;
+        this.logger.warn(message);
+      });
       try {
         if (lease.takenOverFrom) {
           this.logger.warn(`took over the expired lease on ${key} from ${lease.takenOverFrom.owner} (operation ${lease.takenOverFrom.operationId})`);
@@ -82,7 +76,7 @@ export class AgentWrites {
         await settle();
         return await work(operationId, held);
       } finally {
-        clearInterval(renew);
+        stopRenewing();
         await this.leases.release(key, this.replica, operationId).catch((error: unknown) => this.logger.warn(`releasing the lease on ${key} failed: ${(error as Error).message}`));
       }
     } finally {
@@ -97,7 +91,12 @@ export class AgentWrites {
     for (;;) {
       const lease = await this.leases.acquire(key, this.replica, operationId, ttl);
       if (lease.acquired || !isRecoveryHolder(lease.holder) || Date.now() > deadline) return lease;
-      await sleep(100);
+      // Wait by reading, not by inserting: a refused insert is an error in PostgreSQL's log.
+      let holder: LeaseHolder | null = lease.holder;
+      while (holder && isRecoveryHolder(holder) && Date.now() <= deadline) {
+        await sleep(100);
+        holder = await this.leases.holder(key);
+      }
     }
   }
 

@@ -66,14 +66,28 @@ function actorOf(req: Request): string | undefined {
   if (raw === undefined) return undefined;
   const utf8 = Buffer.from(raw, 'latin1').toString('utf8');
   const actor = (utf8.includes('\uFFFD') ? raw : utf8).trim();
+  if (actor.length === 0) return undefined; // an empty variable in a pipeline: as if left out
   // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  if (actor.length === 0 || actor.length > 253 || /[\u0000-\u001F\u007F-\u009F]/.test(actor)) {
+  if ([...actor].length > 253 || /[\u0000-\u001F\u007F-\u009F]/.test(actor)) {
     throw AppError.invalid([{ path: 'X-Actor', message: 'X-Actor must be 1 to 253 printable characters naming who acts (a user or a pipeline), or be left out' }]);
   }
   return actor;
 }
 
-/** Writes with a JSON body read nothing from the query: a ?dryRun=true there would be lost, so it is refused. */
+/** DELETE reads its arguments from the query: a JSON body with {"dryRun": true} would be lost, so it is refused. */
+function queryOnly(req: Request): void {
+  const body: unknown = req.body;
+  const empty = body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0);
+  if (empty) return;
+  throw AppError.invalid([
+    { path: 'body', message: `DELETE reads its arguments from the query, not a body: send them as query parameters instead, e.g. ${req.path}?dryRun=true` },
+  ]);
+}
+
+/**
+ * Writes with a JSON body read nothing from the query: a ?dryRun=true there (or a misspelt
+ * one) would be lost and the write would run for real, so any query parameter is refused.
+ */
 function bodyOnly(req: Request): void {
   const keys = Object.keys((req.query ?? {}) as Record<string, unknown>);
   if (keys.length === 0) return;
@@ -174,6 +188,7 @@ export class AgentsController {
   @ApiResponse({ status: 200, type: DeleteResultDto })
   @errors(WRITE_ERRORS)
   delete(@Param() ref: Record<string, string>, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<DeleteResultDto> {
+    queryOnly(req);
     return this.agents.delete(ref, deleteInput(query), caller(req));
   }
 

@@ -54,10 +54,10 @@ function RequestId(): PropertyDecorator {
   };
 }
 
-/** expectedVersion: optimistic concurrency on an existing agent. */
 /** Versions and revisions are the store's 32-bit integers (PostgreSQL INTEGER). */
 const MAX_COUNTER = 2_147_483_647;
 
+/** expectedVersion: optimistic concurrency on an existing agent. */
 function ExpectedVersion(): PropertyDecorator {
   return (target: object, key: string | symbol) => {
     ApiPropertyOptional({ description: EXPECTED_VERSION_DOC, minimum: 1, maximum: MAX_COUNTER, example: 3 })(target, key);

@@ -16,12 +16,12 @@ export function acceptedFields(cls: Input<unknown>): string[] {
  * Returns every violation at once: removed arguments (toolNames, with the migration
  * text), unknown fields by name, field rules, and the toolset grammar's own messages.
  */
-export function readInput<T extends object>(cls: Input<T>, raw: unknown): { value: T; violations: ErrorDetail[] } {
+export function readInput<T extends object>(cls: Input<T>, raw: unknown): { value: T; violations: ErrorDetail[]; unreadable: boolean } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return { value: {} as T, violations: [{ path: '', message: 'the request must be a JSON object with the agent fields' }] };
+    return { value: {} as T, violations: [{ path: '', message: 'the request must be a JSON object with the agent fields' }], unreadable: true };
   }
   const violations: ErrorDetail[] = shapeProblems(raw);
-  if (violations.some((v) => v.message.startsWith(TOO_DEEP))) return { value: {} as T, violations };
+  if (violations.some((v) => v.message.startsWith(TOO_DEEP))) return { value: {} as T, violations, unreadable: true };
   const body = { ...(raw as Record<string, unknown>) };
   const accepts = acceptedFields(cls);
   if (accepts.includes('toolset')) {
@@ -45,11 +45,15 @@ export function readInput<T extends object>(cls: Input<T>, raw: unknown): { valu
   // class-transformer converts scalars (a query's limit "5" to 5) but mangles free-form maps: it
   // drops keys named like Object.prototype members (valueOf, toString) and throws on "constructor".
   // Objects and lists are taken as they came; the DTO's validators check them.
-  const value = plainToInstance(cls, Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v !== 'object' || v === null)));
-  for (const [key, v] of Object.entries(body)) if (typeof v === 'object' && v !== null) (value as Record<string, unknown>)[key] = v;
+  const isData = (v: unknown) => typeof v === 'object' && v !== null;
+  const scalars = Object.fromEntries(Object.entries(body).filter(([, v]) => !isData(v)));
+  const value = plainToInstance(cls, scalars) as T & Record<string, unknown>;
+  for (const [key, v] of Object.entries(body)) {
+    if (isData(v)) (value as Record<string, unknown>)[key] = v;
+  }
   const errors = validateSync(value, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
   for (const error of errors) violations.push(...describe(error, accepts, body));
-  return { value, violations };
+  return { value, violations, unreadable: false };
 }
 
 /** readInput, throwing invalid_request when anything is wrong. */
@@ -71,6 +75,8 @@ function describe(error: ValidationError, accepts: string[], body: Record<string
     return validateToolset(body[error.property], { field: error.property, required: true }).map(({ path, message }) => ({ path, message }));
   }
   if (body[error.property] === undefined) return [{ path: error.property, message: `${error.property} is required` }];
+  // Not a number at all: the range rules (Min, Max) would only add noise to the type's own message.
+  if (constraints.isInt && typeof error.value !== 'number') return [{ path: error.property, message: constraints.isInt }];
   return [...new Set(Object.values(constraints))].map((message) => ({ path: error.property, message }));
 }
 
@@ -83,12 +89,12 @@ const MAX_DEPTH = 8;
 const TOO_DEEP = 'nested deeper than';
 /**
  * Characters a chart value cannot carry, refused here by field instead of failing in helm or
- * changing on the way: outside YAML's printable set helm cannot read the values file (C0 and C1
- * controls but tab, newline and CR; DEL; unpaired surrogates; U+FFFE, U+FFFF), and NEL (U+0085)
- * YAML folds into a space.
+ * changing on the way: DEL and the C1 controls reach the rendered manifest unescaped, where
+ * YAML refuses them (NEL, U+0085, it folds into a space instead); U+FFFE, U+FFFF and unpaired
+ * surrogates are not characters at all. Tab, newline and the other C0 controls are escaped
+ * on the way and arrive as sent.
  */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const UNPRINTABLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/u; // with /u a surrogate class matches only unpaired ones
+const UNPRINTABLE = /[\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/u; // with /u a surrogate class matches only unpaired ones
 
 /** What no field may hold whatever its rules: nesting past MAX_DEPTH, characters a chart value cannot carry. */
 function shapeProblems(raw: unknown): ErrorDetail[] {

@@ -243,8 +243,8 @@ export class AgentsService {
 
   /** Every violation of a create or update, plus what helm would render; never writes. */
   async validate(body: unknown): Promise<ValidateResultDto> {
-    const { value: input, violations } = readInput(ValidateAgentDto, body);
-    if (violations.some((v) => v.path === '')) throw invalidInput(violations);
+    const { value: input, violations, unreadable } = readInput(ValidateAgentDto, body);
+    if (unreadable) throw invalidInput(violations);
     const mode = input.mode ?? 'create';
     let spec: Partial<AgentSpec> = pickSpec(input);
     const found = violations.some((v) => v.path === 'name' || v.path === 'namespace') ? null : await this.repository.findActive(input.namespace, input.name);

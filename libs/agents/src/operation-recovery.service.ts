@@ -63,11 +63,14 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       const owner = recoveryOwner(this.config.REPLICA_ID);
       const lease = await this.leases.acquire(key, owner, seen.id, ttl).catch(() => null);
       if (!lease?.acquired) continue; // a live writer holds this agent: it settles what is pending first
+      // Renewed like a write's, so a writer waiting on this hold never takes it over mid-resolve.
+      const stopRenewing = this.leases.keepAlive(key, owner, seen.id, ttl, (message) => this.logger.warn(message));
       try {
         // Read again under the lease: the writer may have closed it since the list was read.
         const op = await this.repository.operation(seen.id);
         if (op?.state === 'pending') await this.resolve(op);
       } finally {
+        stopRenewing();
         await this.leases.release(key, owner, seen.id).catch(() => undefined);
       }
     }

@@ -105,6 +105,8 @@ export class AppConfig {
   @Transform(({ value }) => (value === undefined || value === '' ? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}` : value))
   @IsString()
   @MinLength(1)
+  // "recovery@<replica>" is the owner recovery sweeps take leases under (libs/agents RECOVERY_PREFIX).
+  @Matches(/^(?!recovery@)/, { message: 'REPLICA_ID must not start with "recovery@": that prefix marks recovery sweeps in leases' })
   REPLICA_ID: string;
 
   get storeProvider(): 'sqlite' | 'postgresql' {
