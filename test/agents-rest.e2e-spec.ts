@@ -242,6 +242,7 @@ describe('REST API (no cluster reachable)', () => {
 
     it.each([
       ['description', { description: 'a\u007fb' }, 'U+007F'],
+      ['systemMessage (NUL: PostgreSQL cannot store it)', { systemMessage: 'a\u0000b' }, 'U+0000'],
       ['systemMessage', { systemMessage: 'x\u0080' }, 'U+0080'],
       ['displayName', { displayName: 'next\u0085line' }, 'U+0085'],
       ['annotations.note', { labels: { team: 'a' }, annotations: { note: '\ud800' } }, 'U+D800'],
@@ -266,12 +267,12 @@ describe('REST API (no cluster reachable)', () => {
       const res = await call(t.url, 'POST', '/api/v1/agents', {
         ...valid,
         labels: { 'app.kubernetes.io/managed-by': 'me' },
-        annotations: { 'meta.helm.sh/release-name': 'other', 'helm.sh/hook': 'pre-install', 'agent-manager.giantswarm.io/display-name': 'x' },
+        annotations: { 'meta.helm.sh/release-name': 'other', 'helm.sh/hook': 'pre-install', 'helm.sh/resource-policy': 'keep', 'agent-manager.giantswarm.io/display-name': 'x' },
         dryRun: true,
       });
       expect(res.status).toBe(400);
       const messages = res.body.error.details.map((d: { message: string }) => d.message).join('\n');
-      for (const key of ['app.kubernetes.io/managed-by', 'meta.helm.sh/release-name', 'helm.sh/hook', 'agent-manager.giantswarm.io/display-name']) expect(messages).toContain(`"${key}"`);
+      for (const key of ['app.kubernetes.io/managed-by', 'meta.helm.sh/release-name', 'helm.sh/hook', 'helm.sh/resource-policy', 'agent-manager.giantswarm.io/display-name']) expect(messages).toContain(`"${key}"`);
     });
 
     it('refuses a revision or expected version beyond the store\'s integers with 400, not 500', async () => {
@@ -294,8 +295,8 @@ describe('REST API (no cluster reachable)', () => {
       expect(await t.store.client.operation.count({ where: { name: 'query-dry-run' } })).toBe(0);
     });
 
-    it('refuses a JSON body on DELETE, whose arguments are read from the query', async () => {
-      const res = await call(t.url, 'DELETE', '/api/v1/agents/agents/ghost', { dryRun: true });
+    it.each(['application/json', 'application/x-www-form-urlencoded', 'text/plain'])('refuses a %s body on DELETE, whose arguments are read from the query', async (type) => {
+      const res = await call(t.url, 'DELETE', '/api/v1/agents/agents/ghost', '{"dryRun":true}', { 'content-type': type });
       expect(res.status).toBe(400);
       expect(res.body.error.details[0]).toMatchObject({ path: 'body', message: expect.stringContaining('?dryRun=true') });
     });

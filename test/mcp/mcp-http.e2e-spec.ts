@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Store } from '@app/store';
 import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { call, CLIENT_NAME, connect, OVER_CAP, seedAgent, startApp, text, TOOLNAMES_MESSAGE, type McpTestApp } from './mcp-support.js';
 
@@ -189,6 +190,16 @@ describe('MCP over Streamable HTTP', () => {
       const refused = await call(client, 'create_agent', { name: 'proto', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'], description: 'a\u007fb', dryRun: true });
       expect(refused.isError).toBe(true);
       expect(refused.structuredContent).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'description', message: expect.stringContaining('U+007F') }] } });
+    });
+
+    it('journals a client name with control characters and unpaired surrogates replaced, cut to 253 characters', async () => {
+      const odd = new Client({ name: `odd\u0000name\ud800${'x'.repeat(300)}`, version: '1.0.0' });
+      await odd.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`)));
+      clients.push(odd);
+      const result = await call(odd, 'create_agent', { name: 'odd-client', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'] });
+      expect(result.structuredContent).toMatchObject({ error: { code: 'backend_error' } });
+      const [operation] = await service.app.get(Store).client.operation.findMany({ where: { name: 'odd-client' } });
+      expect(operation.actor).toBe(`mcp:odd?name?${'x'.repeat(253 - 'mcp:odd?name?'.length)}`);
     });
 
     it('validates without writing: valid with manifests, or every violation', async () => {

@@ -64,21 +64,31 @@ function caller(req: Request): Caller {
 function actorOf(req: Request): string | undefined {
   const raw = req.header('x-actor');
   if (raw === undefined) return undefined;
-  const utf8 = Buffer.from(raw, 'latin1').toString('utf8');
-  const actor = (utf8.includes('\uFFFD') ? raw : utf8).trim();
+  const actor = decodeUtf8(raw).trim();
   if (actor.length === 0) return undefined; // an empty variable in a pipeline: as if left out
   // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  if ([...actor].length > 253 || /[\u0000-\u001F\u007F-\u009F]/.test(actor)) {
+  if ([...actor].length > 253 || /[\u0000-\u001F\u007F-\u009F\uFFFE\uFFFF]/u.test(actor)) {
     throw AppError.invalid([{ path: 'X-Actor', message: 'X-Actor must be 1 to 253 printable characters naming who acts (a user or a pipeline), or be left out' }]);
   }
   return actor;
 }
 
-/** DELETE reads its arguments from the query: a JSON body with {"dryRun": true} would be lost, so it is refused. */
+/** A header's bytes (Node reads them as latin1) as UTF-8 when they are UTF-8, else as they came. */
+function decodeUtf8(raw: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(raw, 'latin1'));
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * DELETE reads its arguments from the query: a body such as {"dryRun": true} would be lost and
+ * the delete would run for real, so any body is refused, whatever its content type.
+ */
 function queryOnly(req: Request): void {
-  const body: unknown = req.body;
-  const empty = body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0);
-  if (empty) return;
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (length === 0 && req.headers['transfer-encoding'] === undefined) return;
   throw AppError.invalid([
     { path: 'body', message: `DELETE reads its arguments from the query, not a body: send them as query parameters instead, e.g. ${req.path}?dryRun=true` },
   ]);

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS } from '@app/toolset';
-import { IsMetadataMap, IsToolset, Optional } from './agents.validators.js';
+import { IsLabelSelector, IsMetadataMap, IsToolset, Optional } from './agents.validators.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_MESSAGE = (field: string, max: number) =>
@@ -36,6 +36,21 @@ function AgentNamespace(): PropertyDecorator {
     IsString()(target, key);
     Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })(target, key);
     MaxLength(63, { message: DNS1123_MESSAGE('namespace', 63) })(target, key);
+  };
+}
+
+/**
+ * modelConfig: the kagent ModelConfig the agent uses. Its form is left to the cluster (kagent's
+ * CRD checks it, and the refusal comes back as invalid_request with the server's words).
+ */
+function ModelConfig(required: boolean): PropertyDecorator {
+  return (target: object, key: string | symbol) => {
+    const doc = { description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 };
+    (required ? ApiProperty(doc) : ApiPropertyOptional(doc))(target, key);
+    if (!required) Optional()(target, key);
+    IsString()(target, key);
+    MinLength(1)(target, key);
+    MaxLength(253)(target, key);
   };
 }
 
@@ -105,11 +120,7 @@ class AgentDetailsDto {
 
 /** modelConfig and toolset as an update or validate takes them: optional, never null. */
 class AgentPatchFieldsDto extends AgentDetailsDto {
-  @ApiPropertyOptional({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 })
-  @Optional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(253)
+  @ModelConfig(false)
   modelConfig?: string;
 
   @ApiPropertyOptional({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only', 'workflow:incident-triage'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
@@ -128,10 +139,7 @@ export class CreateAgentDto extends AgentDetailsDto {
   @AgentNamespace()
   namespace: string;
 
-  @ApiProperty({ description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 })
-  @IsString()
-  @MinLength(1)
-  @MaxLength(253)
+  @ModelConfig(true)
   modelConfig: string;
 
   @ApiProperty({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
@@ -208,7 +216,7 @@ export class ListAgentsQueryDto {
   @ApiPropertyOptional({ description: 'Only agents with this label: key=value, or key for any value', example: 'team=sre' })
   @Optional()
   @IsString()
-  @MinLength(1)
+  @IsLabelSelector()
   label?: string;
 
   @ApiPropertyOptional({ description: 'Which records: active agents (default), deleted ones kept for their history, or all', enum: LIST_STATUSES, default: 'active' })

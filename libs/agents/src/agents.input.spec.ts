@@ -21,7 +21,8 @@ describe(readInput.name, () => {
 
   it.each<[string, string, boolean]>([
     ['tab, newline, CR', 'a\tb\r\nc', true],
-    ['NUL, form feed, ESC (escaped on the way)', 'a\u0000b\fc\u001b[0m', true],
+    ['form feed, ESC, BEL (escaped on the way)', 'a\u0007b\fc\u001b[0m', true],
+    ['NUL (PostgreSQL cannot store it)', 'a\u0000b', false],
     ['NBSP, line and paragraph separators, emoji', 'a\u00a0b\u2028c\u2029d 🚀', true],
     ['DEL', 'a\u007fb', false],
     ['NEL (YAML folds it)', 'a\u0085b', false],
@@ -46,6 +47,29 @@ describe(readInput.name, () => {
     for (let i = 0; i < depth; i++) toolset = [toolset];
     const result = readInput(CreateAgentDto, { ...valid, toolset });
     expect(result.unreadable).toBe(!readable);
+  });
+
+  it.each<[Record<string, unknown>, string]>([
+    [{ limit: 'abc' }, 'limit must be a whole number from 1 to 100'],
+    [{ label: ['a=b', 'c=d'] }, 'label was sent more than once or as a list: send one value'],
+  ])('answers a value of the wrong type in %j with only the type\'s message', (query, message) => {
+    expect(readInput(ListAgentsQueryDto, query).violations).toEqual([{ path: Object.keys(query)[0], message }]);
+  });
+
+  it('answers a null description with only the type\'s message', () => {
+    expect(readInput(CreateAgentDto, { ...valid, description: null }).violations).toEqual([{ path: 'description', message: 'description must be a string' }]);
+  });
+
+  it.each<[string, boolean]>([
+    ['team=sre', true],
+    ['team', true],
+    ['example.com/team=', true],
+    ['team!=sre', false],
+    ['=sre', false],
+    ['a=b,c=d', false],
+    ['team=not a value', false],
+  ])('takes the label filter %s: %s', (label, ok) => {
+    expect(paths({ label }, ListAgentsQueryDto)).toEqual(ok ? [] : ['label']);
   });
 
   it('still converts query strings: limit "5" is the number 5', () => {

@@ -75,10 +75,16 @@ function describe(error: ValidationError, accepts: string[], body: Record<string
     return validateToolset(body[error.property], { field: error.property, required: true }).map(({ path, message }) => ({ path, message }));
   }
   if (body[error.property] === undefined) return [{ path: error.property, message: `${error.property} is required` }];
-  // Not a number at all: the range rules (Min, Max) would only add noise to the type's own message.
-  if (constraints.isInt && typeof error.value !== 'number') return [{ path: error.property, message: constraints.isInt }];
+  // The wrong type altogether: the rules for that type (lengths, ranges) would only add noise.
+  const typeRules = TYPE_RULES.filter((rule) => constraints[rule]);
+  if (typeRules.length > 0) {
+    if (Array.isArray(error.value) && constraints.isString) return [{ path: error.property, message: `${error.property} was sent more than once or as a list: send one value` }];
+    return typeRules.map((rule) => ({ path: error.property, message: constraints[rule] }));
+  }
   return [...new Set(Object.values(constraints))].map((message) => ({ path: error.property, message }));
 }
+
+const TYPE_RULES = ['isString', 'isInt', 'isBoolean'];
 
 function unknownField(key: string, accepts: string[]): ErrorDetail {
   return { path: key, message: `unknown field "${key}": remove it; accepted fields are ${accepts.join(', ')}` };
@@ -91,10 +97,11 @@ const TOO_DEEP = 'nested deeper than';
  * Characters a chart value cannot carry, refused here by field instead of failing in helm or
  * changing on the way: DEL and the C1 controls reach the rendered manifest unescaped, where
  * YAML refuses them (NEL, U+0085, it folds into a space instead); U+FFFE, U+FFFF and unpaired
- * surrogates are not characters at all. Tab, newline and the other C0 controls are escaped
- * on the way and arrive as sent.
+ * surrogates are not characters at all; NUL PostgreSQL cannot store. Tab, newline and the
+ * other C0 controls are escaped on the way and arrive as sent.
  */
-const UNPRINTABLE = /[\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/u; // with /u a surrogate class matches only unpaired ones
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNPRINTABLE = /[\u0000\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/u; // with /u a surrogate class matches only unpaired ones
 
 /** What no field may hold whatever its rules: nesting past MAX_DEPTH, characters a chart value cannot carry. */
 function shapeProblems(raw: unknown): ErrorDetail[] {

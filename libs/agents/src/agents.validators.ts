@@ -36,8 +36,8 @@ export function keyProblem(key: string): string | null {
 
 /** Labels the chart sets itself (they would silently win over the caller's). */
 const CHART_LABELS = new Set(['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/managed-by', 'helm.sh/chart']);
-/** Annotations helm or agent-manager own: helm's release ownership, hooks, and ours (displayName). */
-const RESERVED_ANNOTATION = /^(meta\.helm\.sh\/|helm\.sh\/hook|agent-manager\.giantswarm\.io\/)/;
+/** Annotations helm or agent-manager own: helm's release ownership, its hooks and resource policy, and ours (displayName). */
+const RESERVED_ANNOTATION = /^(meta\.helm\.sh\/|helm\.sh\/|agent-manager\.giantswarm\.io\/)/;
 
 function reservedProblem(key: string, labels: boolean): string | null {
   if (labels && CHART_LABELS.has(key)) return `label "${key}" is set by the agent chart itself: remove it`;
@@ -78,4 +78,30 @@ export function IsMetadataMap(kind: 'labels' | 'annotations', validation?: Valid
 /** Optional but never null: an absent field keeps its value, a null one is refused. */
 export function Optional(): PropertyDecorator {
   return ValidateIf((_object: object, value: unknown) => value !== undefined);
+}
+
+/** Why a list filter `key` or `key=value` can never match a label, or null when it can. */
+export function labelSelectorProblem(selector: string): string | null {
+  const at = selector.indexOf('=');
+  const [key, value] = at < 0 ? [selector, null] : [selector.slice(0, at), selector.slice(at + 1)];
+  const bad = keyProblem(key);
+  if (bad) return `label must be key=value or key (one label): ${bad}`;
+  if (value !== null && !LABEL_VALUE.test(value)) return `label must be key=value or key (one label): value "${value}" is not a label value`;
+  return null;
+}
+
+/** A list filter on one label: `key=value`, or `key` for any value. */
+export function IsLabelSelector(validation?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) => {
+    registerDecorator({
+      name: 'isLabelSelector',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: validation,
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && labelSelectorProblem(value) === null,
+        defaultMessage: (args?: ValidationArguments) => labelSelectorProblem(String(args?.value)) ?? 'label must be key=value or key',
+      },
+    });
+  };
 }

@@ -89,7 +89,11 @@ function errorResult(body: ErrorBody): CallToolResult {
 }
 
 /** Recorded on writes as who did it: the client's name from initialize. */
+/** The journal's actor for this session: the client's name, with what X-Actor would refuse replaced, cut to 253 characters. */
 function actorOf(server: Server): string {
   const client = server.getClientVersion()?.name;
-  return client ? `mcp:${client}`.slice(0, 253) : 'mcp';
+  if (!client) return 'mcp';
+  // eslint-disable-next-line no-control-regex -- replacing control characters is the point
+  const clean = client.replace(/[\u0000-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/gu, '?');
+  return [...`mcp:${clean}`].slice(0, 253).join('');
 }
