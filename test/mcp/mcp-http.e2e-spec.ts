@@ -310,7 +310,7 @@ describe('MCP over Streamable HTTP', () => {
     expect(res.status).toBe(400);
     const body = (await res.json()) as { jsonrpc: string; id: null; error: { code: number; message: string } };
     expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
-    expect(body.error.message).toMatch(/^Parse error: the body is not valid JSON/);
+    expect(body.error.message).toMatch(/^Parse error: the body is not a JSON object or array/);
   });
 
   describe('DNS rebinding protection', () => {

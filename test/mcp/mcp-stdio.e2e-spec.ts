@@ -76,6 +76,37 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     expect(stderr).toContain('serving MCP over stdio: toolsets meta, agents, revisions');
   });
 
+  it('answers a line that is not JSON with -32700 and one that is not JSON-RPC with -32600, then goes on serving, started from another directory', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'agent-manager-stdio-lines-'));
+    try {
+      const lines = await new Promise<string[]>((resolve, reject) => {
+        // As an MCP client spawns it: from its own directory, not agent-manager's (the chart and helm are found anyway).
+        const child = execFile(process.execPath, [bin, 'mcp'], { cwd: scratch, env: testEnv(scratch) }, (error, out) =>
+          error ? reject(error) : resolve(out.split('\n').filter((l) => l.length > 0)),
+        );
+        let seen = '';
+        child.stdout?.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (seen.split('\n').length > 4) child.stdin?.end(); // all four answered: close the session
+        });
+        child.stdin?.write('{"jsonrpc": "2.0", "id": 1, "method": \n');
+        child.stdin?.write('{"hello": "world"}\n');
+        child.stdin?.write('{"jsonrpc":"2.0","id":7,"method":"ping"}\n');
+        const dryRun = { name: 'from-elsewhere', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'], dryRun: true };
+        child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'create_agent', arguments: dryRun } })}\n`);
+      });
+      const answers = lines.map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string }; result?: unknown });
+      expect(answers).toEqual([
+        { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error/) } },
+        { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/^Invalid Request/) } },
+        { jsonrpc: '2.0', id: 7, result: {} },
+        { jsonrpc: '2.0', id: 8, result: expect.objectContaining({ structuredContent: expect.objectContaining({ dryRun: true, manifests: expect.stringContaining('kind: Agent') }) }) },
+      ]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
   it('stops at start on an unknown MCP_DEFAULT_TOOLSETS, naming the variable', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'agent-manager-stdio-bad-'));
     try {

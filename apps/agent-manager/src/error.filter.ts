@@ -15,7 +15,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (/^\/mcp\/?$/.test(req.path) && isUnreadableBody(exception)) {
       // An MCP client reads JSON-RPC, not our REST model: malformed JSON is a JSON-RPC parse error.
       const reason = (exception as Error).message;
-      res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: the body is not valid JSON (${reason})` }, id: null });
+      res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: the body is not a JSON object or array (${reason})` }, id: null });
       return;
     }
     const mapped = mapError(fromFramework(exception));

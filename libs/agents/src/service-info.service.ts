@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '@app/common';
+import { AppConfig, PROJECT_PACKAGE } from '@app/common';
 import { HelmClient } from '@app/helm';
 import { Store } from '@app/store';
 import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
@@ -14,7 +13,7 @@ export const CAPABILITIES = { dryRun: true, validate: true, rollback: true, stat
 
 @Injectable()
 export class ServiceInfoService {
-  readonly version = readPackageVersion();
+  readonly version = PROJECT_PACKAGE.version ?? '0.0.0';
 
   constructor(
     private readonly config: AppConfig,
@@ -50,15 +49,3 @@ function schemaDigest(chartRef: string): string | null {
   return existsSync(file) ? `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}` : null;
 }
 
-function readPackageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'agent-manager') return pkg.version ?? '0.0.0';
-    }
-    dir = dirname(dir);
-  }
-  return '0.0.0';
-}

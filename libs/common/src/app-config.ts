@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import { ArrayMinSize, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+
+import { PROJECT_ROOT } from './project-root.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -20,7 +23,7 @@ export class AppConfig {
   @MinLength(1)
   HOST: string;
 
-  @Transform(({ value }) => (value === undefined || value === '' ? 'file:./data/agent-manager.db' : value))
+  @Transform(({ value }) => (value === undefined || value === '' ? `file:${join(PROJECT_ROOT, 'data', 'agent-manager.db')}` : value))
   @Matches(/^(file:.+|postgres(ql)?:\/\/.+)$/, {
     message: 'DATABASE_URL must be file:<path> (SQLite) or postgresql://… (PostgreSQL)',
   })
@@ -113,11 +116,17 @@ export class AppConfig {
     return this.DATABASE_URL.startsWith('file:') ? 'sqlite' : 'postgresql';
   }
 
-  /** A local chart path made absolute (helm runs with its own cwd); other references as given. */
+  /**
+   * A local chart path made absolute (helm runs with its own cwd): against the working directory,
+   * or, when it is not there, the project's own (charts/agent from anywhere); other references as given.
+   */
   get chartRef(): string {
     const ref = this.AGENT_CHART;
-    const local = ref.startsWith('.') || ref.startsWith('/') || ref === 'charts/agent' || ref.startsWith('charts/');
-    return local && !isAbsolute(ref) ? resolve(process.cwd(), ref) : ref;
+    const local = ref.startsWith('.') || ref.startsWith('/') || ref.startsWith('charts/');
+    if (!local || isAbsolute(ref)) return ref;
+    const here = resolve(process.cwd(), ref);
+    const ours = resolve(PROJECT_ROOT, ref);
+    return !existsSync(here) && existsSync(ours) ? ours : here;
   }
 }
 

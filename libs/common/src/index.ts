@@ -4,3 +4,4 @@ export { mapError } from './error-mapping.js';
 export type { MappedError } from './error-mapping.js';
 export { AppConfig, ConfigError, LOG_LEVELS, loadConfig } from './app-config.js';
 export type { LogLevel } from './app-config.js';
+export { PROJECT_PACKAGE, PROJECT_ROOT } from './project-root.js';

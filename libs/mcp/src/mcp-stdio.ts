@@ -1,5 +1,6 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { McpCatalog } from './mcp.catalog.js';
 
@@ -17,6 +18,14 @@ export async function serveMcpStdio(app: INestApplicationContext, query: string)
   });
   process.stdin.once('end', () => void transport.close());
   await server.connect(transport);
-  new Logger('MCP').log(`serving MCP over stdio: toolsets ${toolsets.active.join(', ')}${toolsets.unknown.length > 0 ? `; unknown ${toolsets.unknown.join(', ')}` : ''}`);
+  // A line that is not JSON, or not JSON-RPC, is answered as the HTTP door answers it, not dropped.
+  const logger = new Logger('MCP');
+  server.onerror = (error) => {
+    const code = error instanceof SyntaxError ? -32700 : error.name === 'ZodError' ? -32600 : undefined;
+    if (code === undefined) return logger.warn(`stdio transport: ${error.message}`);
+    const message = code === -32700 ? `Parse error: the line is not valid JSON (${error.message})` : 'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message';
+    transport.send({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage).catch((sent: unknown) => logger.warn(`answering a bad line failed: ${(sent as Error).message}`));
+  };
+  logger.log(`serving MCP over stdio: toolsets ${toolsets.active.join(', ')}${toolsets.unknown.length > 0 ? `; unknown ${toolsets.unknown.join(', ')}` : ''}`);
   await closed;
 }
