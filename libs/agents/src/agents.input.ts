@@ -47,7 +47,7 @@ export function readInput<T extends object>(cls: Input<T>, raw: unknown): { valu
   // Objects and lists are taken as they came; the DTO's validators check them.
   const isData = (v: unknown) => typeof v === 'object' && v !== null;
   const scalars = Object.fromEntries(Object.entries(body).filter(([, v]) => !isData(v)));
-  const value = plainToInstance(cls, scalars) as T & Record<string, unknown>;
+  const value = plainToInstance(cls, scalars);
   for (const [key, v] of Object.entries(body)) {
     if (isData(v)) (value as Record<string, unknown>)[key] = v;
   }
