@@ -201,7 +201,7 @@ describe('writers across replicas, crashes and retries', () => {
     expect(dead.errorMessage).toMatch(/interrupted/);
   });
 
-  it('names a release left pending by a helm run that died, says how to free it, and writes again once it is rolled back', async () => {
+  it('names a release left pending by a helm run that died, frees it with a rollback asked to, and writes again', async () => {
     const name = 'stuck';
     const path = `/api/v1/agents/${ns}/${name}`;
     const survivor = procs[0] ?? (await start());
@@ -231,26 +231,32 @@ describe('writers across replicas, crashes and retries', () => {
     const refused = await call(survivor.url, 'PATCH', path, { systemMessage: 'while stuck' });
     expect(refused.status).toBe(409);
     expect(refused.body.error.message).toContain('helm reports the release pending-upgrade');
+    expect(refused.body.error.message).toContain('"freeStuckRelease": true');
     expect(refused.body.error.message).toContain(`helm rollback ${name} --namespace ${ns}`);
     const stuck = (await call(survivor.url, 'GET', path)).body;
     expect(stuck).toMatchObject({ revision: 1, lastOperation: { state: 'pending' } });
+    const rollbackPath = `${path}/rollback`;
+    expect((await call(survivor.url, 'POST', rollbackPath, { revision: 1 })).status).toBe(409);
 
-    // The remedy the message names, then the write goes through and the dead operation is closed.
-    const rolledBack = await execa(realHelm, ['rollback', name, '--namespace', ns], { env, reject: false });
-    expect(rolledBack.exitCode).toBe(0);
-    const later = await call(survivor.url, 'PATCH', path, { systemMessage: 'after the rollback' });
-    expect(later.status).toBe(200);
-    expect(later.body.agent).toMatchObject({ revision: 2, spec: { systemMessage: 'after the rollback' } });
-    expect((await cluster.agent(ns, name)).spec.declarative.systemMessage).toBe('after the rollback');
-    expect(await helm.getValues({ namespace: ns, name })).toEqual(later.body.agent.values);
+    // The remedy the message names, through agent-manager: a rollback told to free the release.
+    const freed = await call(survivor.url, 'POST', rollbackPath, { revision: 1, freeStuckRelease: true }, { 'x-actor': 'oncall' });
+    expect(freed.status).toBe(200);
+    expect(freed.body.agent).toMatchObject({ revision: 2, lastOperation: { kind: 'rollback', state: 'succeeded' } });
+    expect((await helm.status({ namespace: ns, name }))?.status).toBe('deployed');
+    expect((await cluster.agent(ns, name)).spec.declarative.modelConfig).toBe(base.modelConfig);
     const store = await Store.open(db.url);
     try {
       const closed = await store.client.operation.findUniqueOrThrow({ where: { id: stuck.lastOperation.id } });
       expect(closed).toMatchObject({ state: 'failed', errorCode: 'backend_error' });
-      expect(closed.errorMessage).toMatch(/did not land/);
+      expect(closed.errorMessage).toContain(`rollback operation ${freed.body.agent.lastOperation.id} freed it`);
     } finally {
       await store.client.$disconnect();
     }
+    const later = await call(survivor.url, 'PATCH', path, { systemMessage: 'after the rollback' });
+    expect(later.status).toBe(200);
+    expect(later.body.agent).toMatchObject({ revision: 3, spec: { systemMessage: 'after the rollback' } });
+    expect((await cluster.agent(ns, name)).spec.declarative.systemMessage).toBe('after the rollback');
+    expect(await helm.getValues({ namespace: ns, name })).toEqual(later.body.agent.values);
   });
 
   it('on SIGTERM goes unready, lets the running write finish, then exits', async () => {

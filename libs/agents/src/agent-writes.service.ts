@@ -53,7 +53,7 @@ export class AgentWrites {
   async exclusive<T>(
     namespace: string,
     name: string,
-    settle: () => Promise<void>,
+    settle: () => Promise<unknown>,
     work: (operationId: string, lease: HeldLease) => Promise<T>,
   ): Promise<T> {
     if (this.closing) throw new AppError('unavailable', 'agent-manager is shutting down and takes no new writes: retry, another replica will answer');

@@ -194,6 +194,16 @@ export class RollbackAgentDto extends DeleteAgentDto {
   @Min(1)
   @Max(MAX_COUNTER, { message: 'revision is beyond any revision an agent reaches: pick one from list_agent_revisions' })
   revision: number;
+
+  @ApiPropertyOptional({
+    description:
+      'Roll back even though helm holds the release pending-install/upgrade/rollback from an interrupted helm run (a 409 says when): ' +
+      'only when no helm run is active on it; the interrupted operations are then closed as failed',
+    default: false,
+  })
+  @Optional()
+  @IsBoolean()
+  freeStuckRelease?: boolean;
 }
 
 export class AgentRefDto {

@@ -209,7 +209,11 @@ export class AgentsService {
         return { dryRun: true, rolledBackTo: preview.revision, before: current.values as unknown as ChartValues, after: preview.values as unknown as ChartValues, agent: await this.toView(current) };
       }
 
-      return this.writes.exclusive(namespace, name, () => this.recovery.settle(namespace, name), async (operationId, lease) => {
+      let stuck: OperationRow[] = [];
+      const settle = async () => {
+        stuck = await this.recovery.settle(namespace, name, { freeStuckRelease: input.freeStuckRelease });
+      };
+      return this.writes.exclusive(namespace, name, settle, async (operationId, lease) => {
         const agent = await this.require(namespace, name);
         checkVersion(agent, expected);
         const restore = await target(agent);
@@ -236,6 +240,7 @@ export class AgentsService {
             spec, values: applied.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: caller.actor, operationId, rolledBackTo: restore.revision,
           }),
         );
+        await this.recovery.supersede(stuck, operationId); // under the lease still: no sweep resolves them meanwhile
         return { dryRun: false, rolledBackTo: restore.revision, before, after: applied.values, agent: await this.toView(row) };
       });
     });

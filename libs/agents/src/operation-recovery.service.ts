@@ -8,8 +8,11 @@ import { AgentsRepository } from './agents.repository.js';
 import type { OperationIntent } from './agents.types.js';
 import { AgentWrites } from './agent-writes.service.js';
 
-/** What became of an interrupted write; `undecided` says why it stays pending and what to do. */
-export type Resolution = 'landed' | 'did-not-land' | { undecided: string };
+/**
+ * What became of an interrupted write; `undecided` says why it stays pending and what to do,
+ * and `heldPending` is set when helm itself holds the release pending-* (a rollback can free it).
+ */
+export type Resolution = 'landed' | 'did-not-land' | { undecided: string; heldPending?: string };
 
 /**
  * Resolves writes left pending by a crashed replica against what the cluster really holds:
@@ -78,14 +81,31 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
 
   /**
    * For a write holding the agent's lease: settles operations an earlier writer left pending
-   * (a dead replica, or a write whose recording failed) before the new one runs.
+   * (a dead replica, or a write whose recording failed) before the new one runs. With
+   * `freeStuckRelease` (a rollback the caller asked to free the release with), operations
+   * helm holds pending-* are returned instead of refused, for the caller to close once the
+   * rollback landed.
    */
-  async settle(namespace: string, name: string): Promise<void> {
+  async settle(namespace: string, name: string, options: { freeStuckRelease?: boolean } = {}): Promise<OperationRow[]> {
+    const stuck: OperationRow[] = [];
     for (const op of await this.repository.pendingOperations({ namespace, name })) {
       const outcome = await this.resolve(op);
-      if (typeof outcome === 'object') {
-        throw new AppError('conflict', `agent ${namespace}/${name} has an interrupted ${op.kind} (operation ${op.id}) whose outcome helm cannot tell yet: ${outcome.undecided}`);
+      if (typeof outcome !== 'object') continue;
+      if (outcome.heldPending && options.freeStuckRelease) {
+        stuck.push(op);
+        continue;
       }
+      throw new AppError('conflict', `agent ${namespace}/${name} has an interrupted ${op.kind} (operation ${op.id}) whose outcome helm cannot tell yet: ${outcome.undecided}`);
+    }
+    return stuck;
+  }
+
+  /** Closes operations a rollback freed the release of: they never landed, the rollback replaced them. */
+  async supersede(ops: OperationRow[], by: string): Promise<void> {
+    for (const op of ops) {
+      const message = `interrupted: helm held the release pending from a helm run that never finished; rollback operation ${by} freed it, and this ${op.kind} did not land`;
+      await this.repository.failOperation(op.id, 'backend_error', message);
+      this.logger.warn(`operation ${op.id}: ${message}`);
     }
   }
 
@@ -101,10 +121,12 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     if (info && info.status.startsWith('pending')) {
       this.logger.warn(`operation ${op.id} stays pending: the release is ${info.status}`);
       return {
+        heldPending: info.status,
         undecided:
           `helm reports the release ${info.status} (revision ${info.revision}); retry in a few seconds. ` +
           `If it stays ${info.status} for longer than a helm run may last (HELM_TIMEOUT_SECONDS=${this.config.HELM_TIMEOUT_SECONDS}), ` +
-          `the helm process that held it is gone: roll the release back with \`helm rollback ${op.name} --namespace ${op.namespace}\` and retry`,
+          `the helm process that held it is gone: free it with a rollback, rollback_agent (POST /api/v1/agents/${op.namespace}/${op.name}/rollback) ` +
+          `with "freeStuckRelease": true and the revision to return to, or \`helm rollback ${op.name} --namespace ${op.namespace}\`, then retry`,
       };
     }
     const intent = op.intent as unknown as OperationIntent | null;

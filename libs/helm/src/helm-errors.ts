@@ -41,7 +41,7 @@ export function helmFailure(action: string, stderr: string): AppError {
     ]);
   }
   if (IN_PROGRESS.test(message)) {
-    return new AppError('conflict', `helm reports another operation in progress on this release (${message}): wait for it to finish and retry; if it was interrupted, roll the release back with helm`);
+    return new AppError('conflict', `helm reports another operation in progress on this release (${message}): wait for it to finish and retry; if it was interrupted, roll the release back (rollback_agent, or helm rollback) and retry`);
   }
   const invalid = SERVER_INVALID.exec(message);
   if (invalid && !/connection refused|unreachable/i.test(message)) {
