@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AppError, mapError, type ErrorCode } from '@app/common';
+import { refuse } from '@app/mcp';
 
 const HTTP_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 412: 'precondition_failed' };
 
@@ -14,8 +15,7 @@ export class ErrorFilter implements ExceptionFilter {
     const req = host.switchToHttp().getRequest<Request>();
     if (/^\/mcp\/?$/.test(req.path) && isUnreadableBody(exception)) {
       // An MCP client reads JSON-RPC, not our REST model: malformed JSON is a JSON-RPC parse error.
-      const reason = (exception as Error).message;
-      res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: the body is not a JSON object or array (${reason})` }, id: null });
+      refuse(res, 400, `Parse error: the body is not a JSON object or array (${(exception as Error).message})`, -32700);
       return;
     }
     const mapped = mapError(fromFramework(exception));

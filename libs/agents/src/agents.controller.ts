@@ -15,6 +15,7 @@ import {
   UpdateResultDto,
   ValidateResultDto,
 } from './agents.responses.js';
+import { isRecordableActor } from './actor.js';
 import { AgentsService, type Caller } from './agents.service.js';
 import { ErrorResponseDto } from './error-response.dto.js';
 import { ServiceInfoService } from './service-info.service.js';
@@ -66,8 +67,7 @@ function actorOf(req: Request): string | undefined {
   if (raw === undefined) return undefined;
   const actor = decodeUtf8(raw).trim();
   if (actor.length === 0) return undefined; // an empty variable in a pipeline: as if left out
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  if ([...actor].length > 253 || /[\u0000-\u001F\u007F-\u009F\uFFFE\uFFFF]/u.test(actor)) {
+  if (!isRecordableActor(actor)) {
     throw AppError.invalid([{ path: 'X-Actor', message: 'X-Actor must be 1 to 253 printable characters naming who acts (a user or a pipeline), or be left out' }]);
   }
   return actor;

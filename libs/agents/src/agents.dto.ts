@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS } from '@app/toolset';
@@ -150,7 +150,8 @@ export class CreateAgentDto extends AgentDetailsDto {
   dryRun?: boolean;
 }
 
-export class UpdateAgentDto extends AgentPatchFieldsDto {
+/** The arguments every write on an existing agent takes besides its own. */
+export class DeleteAgentDto {
   @RequestId()
   requestId?: string;
 
@@ -160,6 +161,8 @@ export class UpdateAgentDto extends AgentPatchFieldsDto {
   @DryRun()
   dryRun?: boolean;
 }
+
+export class UpdateAgentDto extends IntersectionType(AgentPatchFieldsDto, DeleteAgentDto) {}
 
 export const VALIDATE_MODES = ['create', 'update'] as const;
 
@@ -176,17 +179,6 @@ export class ValidateAgentDto extends AgentPatchFieldsDto {
   namespace: string;
 }
 
-/** The arguments every write on an existing agent takes besides its own. */
-export class DeleteAgentDto {
-  @RequestId()
-  requestId?: string;
-
-  @ExpectedVersion()
-  expectedVersion?: number;
-
-  @DryRun()
-  dryRun?: boolean;
-}
 
 export class RollbackAgentDto extends DeleteAgentDto {
   @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', example: 1, minimum: 1, maximum: MAX_COUNTER })

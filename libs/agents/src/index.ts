@@ -9,3 +9,4 @@ export { readInput, parseInput, acceptedFields } from './agents.input.js';
 export { AgentWrites } from './agent-writes.service.js';
 export { OperationRecovery } from './operation-recovery.service.js';
 export { AgentsRepository } from './agents.repository.js';
+export { recordableActor } from './actor.js';

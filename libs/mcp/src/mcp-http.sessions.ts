@@ -75,6 +75,6 @@ export class McpHttpSessions implements OnModuleDestroy {
 }
 
 /** A refusal in JSON-RPC's error shape, as the SDK's transport answers its own. */
-export function refuse(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+export function refuse(res: ServerResponse, status: number, message: string, code = -32000): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }

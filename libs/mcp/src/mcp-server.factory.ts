@@ -8,7 +8,7 @@ import {
   type CallToolResult,
   type LoggingLevel,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ServiceInfoService } from '@app/agents';
+import { recordableActor, ServiceInfoService } from '@app/agents';
 import { AppError, mapError, type ErrorBody } from '@app/common';
 import { McpCatalog } from './mcp.catalog.js';
 import type { ActiveToolsets } from './toolset-selection.js';
@@ -88,12 +88,8 @@ function errorResult(body: ErrorBody): CallToolResult {
   };
 }
 
-/** Recorded on writes as who did it: the client's name from initialize. */
-/** The journal's actor for this session: the client's name, with what X-Actor would refuse replaced, cut to 253 characters. */
+/** Recorded on writes as who did it: the client's name from initialize, made recordable as X-Actor would be. */
 function actorOf(server: Server): string {
   const client = server.getClientVersion()?.name;
-  if (!client) return 'mcp';
-  // eslint-disable-next-line no-control-regex -- replacing control characters is the point
-  const clean = client.replace(/[\u0000-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/gu, '?');
-  return [...`mcp:${clean}`].slice(0, 253).join('');
+  return client ? recordableActor(`mcp:${client}`) : 'mcp';
 }
