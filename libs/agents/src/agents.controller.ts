@@ -1,8 +1,28 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Injectable,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseInterceptors,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AppError } from '@app/common';
-import { CreateAgentDto, ListAgentsQueryDto, RollbackAgentDto, UpdateAgentDto, ValidateAgentDto } from './agents.dto.js';
+import { Observable } from 'rxjs';
+import { AppError, OperationContexts } from '@app/common';
+import { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, RollbackAgentDto, UpdateAgentDto, ValidateAgentDto } from './agents.dto.js';
+import { readValidateCommand, withWriteHeaders, type WriteHeaders } from './agents.commands.js';
+import { parseInput } from './agents.input.js';
 import {
   AgentDto,
   AgentPageDto,
@@ -16,7 +36,7 @@ import {
   ValidateResultDto,
 } from './agents.responses.js';
 import { isRecordableActor } from './actor.js';
-import { AgentsService, type Caller } from './agents.service.js';
+import { AgentsService } from './agents.service.js';
 import { ErrorResponseDto } from './error-response.dto.js';
 import { ServiceInfoService } from './service-info.service.js';
 
@@ -41,12 +61,8 @@ const writeHeaders = [
 const ifMatch = ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the agent ("<version>"): a stale write is refused with 412 naming the current version' });
 const agentPath = [ApiParam({ name: 'namespace', example: 'agents' }), ApiParam({ name: 'name', example: 'incident-helper' })];
 
-/**
- * The caller recorded in the journal (the X-Actor header, or "api"), and the write headers:
- * Idempotency-Key and If-Match (an ETag from this API: "<version>").
- */
-function caller(req: Request): Caller {
-  const actor = actorOf(req);
+/** The write headers: Idempotency-Key and If-Match (an ETag from this API: "<version>"). */
+function headers(req: Request): WriteHeaders {
   const key = req.header('idempotency-key');
   const ifMatch = req.header('if-match');
   if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
@@ -58,7 +74,22 @@ function caller(req: Request): Caller {
     if (!match) throw AppError.invalid([{ path: 'If-Match', message: 'If-Match must be the ETag of the agent, e.g. "3" (see the ETag header of GET)' }]);
     expectedVersion = Number(match[1] ?? match[2]);
   }
-  return { actor: actor ?? 'api', idempotencyKey: key, expectedVersion };
+  return { idempotencyKey: key, expectedVersion };
+}
+
+/** Every REST call runs in an operation context naming the caller (the X-Actor header, or "api"). */
+@Injectable()
+export class RestContextInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const req = context.switchToHttp().getRequest<Request>();
+    const actor = actorOf(req) ?? 'api';
+    const requestId = req.header('x-request-id');
+    return new Observable((subscriber) =>
+      OperationContexts.run({ door: 'rest', actor, requestId: requestId && /^[\x21-\x7e]{1,128}$/.test(requestId) ? requestId : undefined }, () =>
+        next.handle().subscribe(subscriber),
+      ),
+    );
+  }
 }
 
 /** X-Actor as sent (UTF-8; Node hands headers over as latin1), refused when it cannot name anyone. */
@@ -114,6 +145,7 @@ function etag(res: Response, agent: { version: number } | null | undefined): voi
 @ApiTags('agents')
 @ApiExtraModels(ErrorResponseDto)
 @Controller('api/v1')
+@UseInterceptors(RestContextInterceptor)
 export class AgentsController {
   constructor(
     private readonly agents: AgentsService,
@@ -133,7 +165,7 @@ export class AgentsController {
   @ApiResponse({ status: 200, type: AgentPageDto })
   @errors(ERRORS)
   list(@Query() query: Record<string, unknown>): Promise<AgentPageDto> {
-    return this.agents.list(query);
+    return this.agents.list(parseInput(ListAgentsQueryDto, query ?? {}));
   }
 
   @Post('agents')
@@ -145,7 +177,7 @@ export class AgentsController {
   @errors(WRITE_ERRORS)
   async create(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreateResultDto> {
     bodyOnly(req);
-    const result = await this.agents.create(body, caller(req));
+    const result = await this.agents.create(withWriteHeaders(parseInput(CreateAgentDto, body), { idempotencyKey: headers(req).idempotencyKey }));
     res.status(result.dryRun ? 200 : 201);
     etag(res, result.agent);
     return result;
@@ -159,7 +191,7 @@ export class AgentsController {
   @ApiResponse({ status: 400, description: 'The request could not be read at all', type: ErrorResponseDto })
   validate(@Body() body: unknown, @Req() req: Request): Promise<ValidateResultDto> {
     bodyOnly(req);
-    return this.agents.validate(body);
+    return this.agents.validate(readValidateCommand(body));
   }
 
   @Get('agents/:namespace/:name')
@@ -169,7 +201,7 @@ export class AgentsController {
   @ApiResponse({ status: 200, type: AgentDto })
   @errors(ERRORS)
   async get(@Param() ref: Record<string, string>, @Res({ passthrough: true }) res: Response): Promise<AgentDto> {
-    const agent = await this.agents.get(ref);
+    const agent = await this.agents.get(parseInput(AgentRefDto, ref));
     etag(res, agent);
     return agent;
   }
@@ -184,7 +216,7 @@ export class AgentsController {
   @errors(WRITE_ERRORS)
   async update(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UpdateResultDto> {
     bodyOnly(req);
-    const result = await this.agents.update(ref, body, caller(req));
+    const result = await this.agents.update(parseInput(AgentRefDto, ref), withWriteHeaders(parseInput(UpdateAgentDto, body), headers(req)));
     etag(res, result.agent);
     return result;
   }
@@ -199,7 +231,7 @@ export class AgentsController {
   @errors(WRITE_ERRORS)
   delete(@Param() ref: Record<string, string>, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<DeleteResultDto> {
     queryOnly(req);
-    return this.agents.delete(ref, deleteInput(query), caller(req));
+    return this.agents.delete(parseInput(AgentRefDto, ref), withWriteHeaders(parseInput(DeleteAgentDto, deleteInput(query)), headers(req)));
   }
 
   @Get('agents/:namespace/:name/status')
@@ -209,7 +241,7 @@ export class AgentsController {
   @ApiResponse({ status: 200, type: StatusDto })
   @errors(ERRORS)
   status(@Param() ref: Record<string, string>): Promise<StatusDto> {
-    return this.agents.status(ref);
+    return this.agents.status(parseInput(AgentRefDto, ref));
   }
 
   @Get('agents/:namespace/:name/revisions')
@@ -219,7 +251,7 @@ export class AgentsController {
   @ApiResponse({ status: 200, type: RevisionListDto })
   @errors(ERRORS)
   revisions(@Param() ref: Record<string, string>): Promise<RevisionListDto> {
-    return this.agents.revisions(ref);
+    return this.agents.revisions(parseInput(AgentRefDto, ref));
   }
 
   @Post('agents/:namespace/:name/rollback')
@@ -233,7 +265,7 @@ export class AgentsController {
   @errors(WRITE_ERRORS)
   async rollback(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<RollbackResultDto> {
     bodyOnly(req);
-    const result = await this.agents.rollback(ref, body, caller(req));
+    const result = await this.agents.rollback(parseInput(AgentRefDto, ref), withWriteHeaders(parseInput(RollbackAgentDto, body), headers(req)));
     etag(res, result.agent);
     return result;
   }

@@ -1,21 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig, AppError, type ErrorDetail } from '@app/common';
+import { AppConfig, AppError, OperationContexts, type ErrorDetail } from '@app/common';
 import { HelmClient, type ChartSource, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient, type LiveAgent } from '@app/kube';
 import type { AgentRevisionRow, AgentRow, OperationRow } from '@app/store';
 import { toolsetWarnings } from '@app/toolset';
-import { parseInput, readInput, invalidInput } from './agents.input.js';
+import type { ValidateCommand } from './agents.commands.js';
 import { AgentsRepository, type AgentWithLastOperation } from './agents.repository.js';
-import {
-  AgentRefDto,
-  CreateAgentDto,
-  DeleteAgentDto,
-  ListAgentsQueryDto,
-  RollbackAgentDto,
-  UpdateAgentDto,
-  ValidateAgentDto,
-} from './agents.dto.js';
+import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, RollbackAgentDto, UpdateAgentDto } from './agents.dto.js';
 import type {
   AgentDto,
   AgentPageDto,
@@ -35,15 +27,6 @@ import { foldStatus } from './agent-status.js';
 import { AgentWrites, type HeldLease } from './agent-writes.service.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 import { parseAllDocuments } from 'yaml';
-
-/** Who asked, for the journal and the revisions, and what the transport carried besides the body. */
-export interface Caller {
-  actor: string;
-  /** REST's Idempotency-Key header (MCP passes requestId in the arguments). */
-  idempotencyKey?: string;
-  /** REST's If-Match header, as a version (MCP passes expectedVersion in the arguments). */
-  expectedVersion?: number;
-}
 
 /**
  * Every agent operation, once. The REST controller and the MCP tools are thin doors onto
@@ -66,8 +49,7 @@ export class AgentsService {
     return { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION };
   }
 
-  async list(query: unknown): Promise<AgentPageDto> {
-    const input = parseInput(ListAgentsQueryDto, query ?? {});
+  async list(input: ListAgentsQueryDto): Promise<AgentPageDto> {
     const status = input.status ?? 'active';
     const rows = await this.repository.list({ namespace: input.namespace, state: status === 'all' ? undefined : status });
     const after = input.cursor ? decodeCursor(input.cursor) : undefined;
@@ -80,14 +62,14 @@ export class AgentsService {
     return { items: page.map((row) => this.view(row, null)), nextCursor: more ? encodeCursor(page[page.length - 1]) : null };
   }
 
-  async get(ref: unknown): Promise<AgentDto> {
-    const { namespace, name } = parseInput(AgentRefDto, ref);
+  async get({ namespace, name }: AgentRefDto): Promise<AgentDto> {
     return this.toView(await this.require(namespace, name));
   }
 
-  async create(body: unknown, caller: Caller): Promise<CreateResultDto> {
-    const input = parseInput(CreateAgentDto, body);
-    return this.once(caller, input, { op: 'create', body: withoutRequestId(body) }, async () => {
+  async create(input: CreateAgentDto): Promise<CreateResultDto> {
+    const caller = OperationContexts.current();
+    const body = withoutRequestId(input);
+    return this.once(input, { op: 'create', body }, async () => {
       const release = { namespace: input.namespace, name: input.name };
       const spec = pickSpec(input) as AgentSpec;
       const values = toChartValues(spec);
@@ -124,11 +106,11 @@ export class AgentsService {
     });
   }
 
-  async update(ref: unknown, body: unknown, caller: Caller): Promise<UpdateResultDto> {
-    const { namespace, name } = parseInput(AgentRefDto, ref);
-    const input = parseInput(UpdateAgentDto, body);
-    const expected = expectedVersion(caller, input);
-    return this.once(caller, input, { op: 'update', ref: { namespace, name }, body: withoutRequestId(body), expected }, async () => {
+  async update({ namespace, name }: AgentRefDto, input: UpdateAgentDto): Promise<UpdateResultDto> {
+    const caller = OperationContexts.current();
+    const expected = input.expectedVersion;
+    const body = withoutRequestId(input);
+    return this.once(input, { op: 'update', ref: { namespace, name }, body }, async () => {
       const release = { namespace, name };
       const plan = (agent: AgentRow) => {
         const before = agent.values as unknown as ChartValues;
@@ -165,11 +147,11 @@ export class AgentsService {
     });
   }
 
-  async delete(ref: unknown, body: unknown, caller: Caller): Promise<DeleteResultDto> {
-    const { namespace, name } = parseInput(AgentRefDto, ref);
-    const input = parseInput(DeleteAgentDto, body ?? {});
-    const expected = expectedVersion(caller, input);
-    return this.once(caller, input, { op: 'delete', ref: { namespace, name }, expected }, async () => {
+  async delete({ namespace, name }: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
+    const caller = OperationContexts.current();
+    const expected = input.expectedVersion;
+    const body = withoutRequestId(input);
+    return this.once(input, { op: 'delete', ref: { namespace, name }, expected }, async () => {
       const current = await this.require(namespace, name);
       checkVersion(current, expected);
       if (input.dryRun) return { dryRun: true, deleted: await this.toView(current), releaseRemoved: false };
@@ -178,7 +160,7 @@ export class AgentsService {
         const agent = await this.require(namespace, name);
         checkVersion(agent, expected);
         const operation = await this.repository.startOperation({
-          id: operationId, kind: 'delete', namespace, name, agentId: agent.id, request: body ?? {}, actor: caller.actor, owner: this.writes.replica, baseHelmRevision: agent.helmRevision,
+          id: operationId, kind: 'delete', namespace, name, agentId: agent.id, request: body, actor: caller.actor, owner: this.writes.replica, baseHelmRevision: agent.helmRevision,
         });
         const releaseRemoved = await this.journaled(operation, () => this.helm.uninstall({ namespace, name }));
         const row = await this.record(operation, lease, null, () => this.repository.recordDelete(agent, operationId, caller.actor));
@@ -187,11 +169,11 @@ export class AgentsService {
     });
   }
 
-  async rollback(ref: unknown, body: unknown, caller: Caller): Promise<RollbackResultDto> {
-    const { namespace, name } = parseInput(AgentRefDto, ref);
-    const input = parseInput(RollbackAgentDto, body);
-    const expected = expectedVersion(caller, input);
-    return this.once(caller, input, { op: 'rollback', ref: { namespace, name }, body: withoutRequestId(body), expected }, async () => {
+  async rollback({ namespace, name }: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
+    const caller = OperationContexts.current();
+    const expected = input.expectedVersion;
+    const body = withoutRequestId(input);
+    return this.once(input, { op: 'rollback', ref: { namespace, name }, body }, async () => {
       const release = { namespace, name };
       const target = async (agent: AgentRow) => {
         const found = await this.repository.revision(agent.id, input.revision);
@@ -247,9 +229,9 @@ export class AgentsService {
   }
 
   /** Every violation of a create or update, plus what helm would render; never writes. */
-  async validate(body: unknown): Promise<ValidateResultDto> {
-    const { value: input, violations, unreadable } = readInput(ValidateAgentDto, body);
-    if (unreadable) throw invalidInput(violations);
+  async validate(command: ValidateCommand): Promise<ValidateResultDto> {
+    const { input } = command;
+    const violations = [...command.violations];
     const mode = input.mode ?? 'create';
     let spec: Partial<AgentSpec> = pickSpec(input);
     const found = violations.some((v) => v.path === 'name' || v.path === 'namespace') ? null : await this.repository.findActive(input.namespace, input.name);
@@ -275,16 +257,14 @@ export class AgentsService {
     return { valid: violations.length === 0, violations, warnings, manifests };
   }
 
-  async revisions(ref: unknown): Promise<RevisionListDto> {
-    const { namespace, name } = parseInput(AgentRefDto, ref);
+  async revisions({ namespace, name }: AgentRefDto): Promise<RevisionListDto> {
     const agent = await this.require(namespace, name);
     const rows = await this.repository.revisions(agent.id);
     return { namespace, name, current: agent.revision, items: rows.map(revisionView) };
   }
 
   /** The verdict folded from the release, the live Agent's conditions and any drift. Reads the cluster, never writes. */
-  async status(ref: unknown): Promise<StatusDto> {
-    const { namespace, name } = parseInput(AgentRefDto, ref);
+  async status({ namespace, name }: AgentRefDto): Promise<StatusDto> {
     const agent = await this.require(namespace, name);
     const release = { namespace, name };
     try {
@@ -313,8 +293,8 @@ export class AgentsService {
    * write checks and renders before taking the agent's lease (refusals and helm template hold
    * no lock), then reads the agent again under the lease, where another replica's write counts.
    */
-  private once<T>(caller: Caller, input: { requestId?: string; dryRun?: boolean }, request: unknown, attempt: () => Promise<T>): Promise<T> {
-    return this.writes.idempotent(input.dryRun ? undefined : idempotencyKey(caller, input), request, attempt);
+  private once<T>(input: { requestId?: string; dryRun?: boolean }, request: unknown, attempt: () => Promise<T>): Promise<T> {
+    return this.writes.idempotent(input.dryRun ? undefined : input.requestId, request, attempt);
   }
 
   /**
@@ -398,21 +378,6 @@ function agentInManifest(manifest: string): LiveAgent | null {
   return null;
 }
 
-/** The idempotency key from the transport (REST header) or the arguments (MCP requestId); both must agree. */
-function idempotencyKey(caller: Caller, input: { requestId?: string }): string | undefined {
-  if (caller.idempotencyKey && input.requestId && caller.idempotencyKey !== input.requestId) {
-    throw AppError.invalid([{ path: 'requestId', message: 'requestId and the Idempotency-Key header differ: send one of them' }]);
-  }
-  return caller.idempotencyKey ?? input.requestId;
-}
-
-function expectedVersion(caller: Caller, input: { expectedVersion?: number }): number | undefined {
-  if (caller.expectedVersion !== undefined && input.expectedVersion !== undefined && caller.expectedVersion !== input.expectedVersion) {
-    throw AppError.invalid([{ path: 'expectedVersion', message: 'expectedVersion and the If-Match header differ: send one of them' }]);
-  }
-  return caller.expectedVersion ?? input.expectedVersion;
-}
-
 /** Optimistic concurrency: a stale write is refused naming the current version. */
 function checkVersion(agent: AgentRow, expected: number | undefined): void {
   if (expected === undefined || agent.version === expected) return;
@@ -423,10 +388,9 @@ function checkVersion(agent: AgentRow, expected: number | undefined): void {
   );
 }
 
-/** The request as hashed for idempotency: the key itself is not part of it. */
-function withoutRequestId(body: unknown): unknown {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
-  const { requestId: _key, ...rest } = body as Record<string, unknown>;
+/** The request as hashed for idempotency and journaled: the key itself is not part of it. */
+function withoutRequestId(input: object): Record<string, unknown> {
+  const { requestId: _key, ...rest } = input as Record<string, unknown>;
   return rest;
 }
 

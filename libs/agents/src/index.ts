@@ -1,6 +1,7 @@
 export { AgentsModule } from './agents.module.js';
 export { AgentsService } from './agents.service.js';
-export type { Caller } from './agents.service.js';
+export { readValidateCommand, withWriteHeaders } from './agents.commands.js';
+export type { ValidateCommand, WriteHeaders } from './agents.commands.js';
 export { ServiceInfoService, CAPABILITIES } from './service-info.service.js';
 export * from './agents.dto.js';
 export * from './agents.responses.js';

@@ -5,3 +5,5 @@ export type { MappedError } from './error-mapping.js';
 export { AppConfig, ConfigError, LOG_LEVELS, loadConfig } from './app-config.js';
 export type { LogLevel } from './app-config.js';
 export { PROJECT_PACKAGE, PROJECT_ROOT } from './project-root.js';
+export { OperationContexts } from './operation-context.js';
+export type { Door, OperationContext } from './operation-context.js';

@@ -19,6 +19,8 @@ import {
   UpdateResultDto,
   ValidateAgentDto,
   ValidateResultDto,
+  parseInput,
+  readValidateCommand,
 } from '@app/agents';
 import type { ToolHints, ToolSpec } from './tool-spec.js';
 
@@ -27,10 +29,10 @@ const READ_CLUSTER: ToolHints = { ...READ_STORE, openWorldHint: true };
 
 const WRITE_NOTE = 'With dryRun: true it answers as the write would and changes nothing.';
 
-/** The REST path's {namespace, name} and the body, from one argument object. */
-function split(args: Record<string, unknown>): [Record<string, unknown>, Record<string, unknown>] {
+/** The REST path's {namespace, name} and the body's command, from one argument object. */
+function split<T extends object>(args: Record<string, unknown>, command: new () => T): [AgentRefDto, T] {
   const { namespace, name, ...body } = args;
-  return [{ namespace, name }, body];
+  return [parseInput(AgentRefDto, { namespace, name }), parseInput(command, body)];
 }
 
 /** The agent operations of SPEC §3 as MCP tools, over AgentsService and ServiceInfoService. */
@@ -63,7 +65,7 @@ export class AgentsTools {
         annotations: READ_STORE,
         input: [ListAgentsQueryDto],
         output: AgentPageDto,
-        run: (args) => this.agents.list(args),
+        run: (args) => this.agents.list(parseInput(ListAgentsQueryDto, args)),
       },
       {
         name: 'get_agent',
@@ -74,7 +76,7 @@ export class AgentsTools {
         annotations: READ_STORE,
         input: [AgentRefDto],
         output: AgentDto,
-        run: (args) => this.agents.get(args),
+        run: (args) => this.agents.get(parseInput(AgentRefDto, args)),
       },
       {
         name: 'get_agent_status',
@@ -85,7 +87,7 @@ export class AgentsTools {
         annotations: READ_CLUSTER,
         input: [AgentRefDto],
         output: StatusDto,
-        run: (args) => this.agents.status(args),
+        run: (args) => this.agents.status(parseInput(AgentRefDto, args)),
       },
       {
         name: 'validate_agent',
@@ -96,7 +98,7 @@ export class AgentsTools {
         annotations: READ_STORE,
         input: [ValidateAgentDto],
         output: ValidateResultDto,
-        run: (args) => this.agents.validate(args),
+        run: (args) => this.agents.validate(readValidateCommand(args)),
       },
       {
         name: 'create_agent',
@@ -109,7 +111,7 @@ export class AgentsTools {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
         input: [CreateAgentDto],
         output: CreateResultDto,
-        run: (args, { caller }) => this.agents.create(args, caller),
+        run: (args) => this.agents.create(parseInput(CreateAgentDto, args)),
       },
       {
         name: 'update_agent',
@@ -121,7 +123,7 @@ export class AgentsTools {
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
         input: [AgentRefDto, UpdateAgentDto],
         output: UpdateResultDto,
-        run: (args, { caller }) => this.agents.update(...split(args), caller),
+        run: (args) => this.agents.update(...split(args, UpdateAgentDto)),
       },
       {
         name: 'delete_agent',
@@ -133,7 +135,7 @@ export class AgentsTools {
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
         input: [AgentRefDto, DeleteAgentDto],
         output: DeleteResultDto,
-        run: (args, { caller }) => this.agents.delete(...split(args), caller),
+        run: (args) => this.agents.delete(...split(args, DeleteAgentDto)),
       },
       {
         name: 'list_agent_revisions',
@@ -143,7 +145,7 @@ export class AgentsTools {
         annotations: READ_STORE,
         input: [AgentRefDto],
         output: RevisionListDto,
-        run: (args) => this.agents.revisions(args),
+        run: (args) => this.agents.revisions(parseInput(AgentRefDto, args)),
       },
       {
         name: 'rollback_agent',
@@ -154,7 +156,7 @@ export class AgentsTools {
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
         input: [AgentRefDto, RollbackAgentDto],
         output: RollbackResultDto,
-        run: (args, { caller }) => this.agents.rollback(...split(args), caller),
+        run: (args) => this.agents.rollback(...split(args, RollbackAgentDto)),
       },
     ];
   }

@@ -42,7 +42,7 @@ export class McpHttpSessions implements OnModuleDestroy {
       return refuse(res, 400, 'Bad Request: a session starts with an initialize request (POST, Content-Type: application/json) without mcp-session-id; later requests carry the mcp-session-id it answered');
     }
     const toolsets = this.catalog.select(query);
-    const server = this.servers.create(toolsets);
+    const server = this.servers.create(toolsets, 'mcp-http');
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {

@@ -9,7 +9,7 @@ import {
   type LoggingLevel,
 } from '@modelcontextprotocol/sdk/types.js';
 import { recordableActor, ServiceInfoService } from '@app/agents';
-import { AppError, mapError, type ErrorBody } from '@app/common';
+import { AppError, mapError, OperationContexts, type ErrorBody } from '@app/common';
 import { McpCatalog } from './mcp.catalog.js';
 import type { ActiveToolsets } from './toolset-selection.js';
 
@@ -25,7 +25,7 @@ export class McpServerFactory {
     private readonly serviceInfo: ServiceInfoService,
   ) {}
 
-  create(toolsets: ActiveToolsets): Server {
+  create(toolsets: ActiveToolsets, door: 'mcp-http' | 'mcp-stdio'): Server {
     const tools = this.catalog.toolsFor(toolsets);
     const server = new Server(
       { name: 'agent-manager', title: 'agent-manager', version: this.serviceInfo.version },
@@ -61,7 +61,8 @@ export class McpServerFactory {
       const target = typeof args.namespace === 'string' && typeof args.name === 'string' ? ` ${args.namespace}/${args.name}` : '';
       try {
         if (writes) await log('info', `${name}${target}: started: validating, then applying the helm release to the cluster (this can take a while)`);
-        const result = await entry.spec.run(args, { caller: { actor: actorOf(server) }, toolsets });
+        const client = server.getClientVersion()?.name;
+        const result = await OperationContexts.run({ door, actor: actorOf(client), client }, () => entry.spec.run(args, { toolsets }));
         if (writes) await log('info', `${name}${target}: done`);
         return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result as Record<string, unknown> };
       } catch (error) {
@@ -89,7 +90,6 @@ function errorResult(body: ErrorBody): CallToolResult {
 }
 
 /** Recorded on writes as who did it: the client's name from initialize, made recordable as X-Actor would be. */
-function actorOf(server: Server): string {
-  const client = server.getClientVersion()?.name;
+function actorOf(client: string | undefined): string {
   return client ? recordableActor(`mcp:${client}`) : 'mcp';
 }

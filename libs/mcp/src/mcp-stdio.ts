@@ -11,7 +11,7 @@ import { McpCatalog } from './mcp.catalog.js';
  */
 export async function serveMcpStdio(app: INestApplicationContext, query: string): Promise<void> {
   const toolsets = app.get(McpCatalog).select(query);
-  const server = app.get(McpServerFactory).create(toolsets);
+  const server = app.get(McpServerFactory).create(toolsets, 'mcp-stdio');
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;

@@ -1,5 +1,4 @@
 import type { Type } from '@nestjs/common';
-import type { Caller } from '@app/agents';
 import type { ToolsetName } from './mcp.toolsets.js';
 import type { ActiveToolsets } from './toolset-selection.js';
 
@@ -12,7 +11,6 @@ export interface ToolHints {
 
 /** What a tool call knows about its session. */
 export interface ToolContext {
-  caller: Caller;
   toolsets: ActiveToolsets;
 }
 

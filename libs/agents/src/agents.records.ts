@@ -1,0 +1,124 @@
+import type { AgentRevisionRow, AgentRow, OperationRow } from '@app/store';
+import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
+
+/** An agent as the service works with it: the store's row with its JSON columns typed. */
+export interface AgentRecord {
+  id: string;
+  namespace: string;
+  name: string;
+  state: 'active' | 'deleted';
+  spec: AgentSpec;
+  values: ChartValues;
+  chart: { ref: string; version: string | null };
+  revision: number;
+  helmRevision: number | null;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+  deletedAt: Date | null;
+  createdBy: string;
+  updatedBy: string;
+}
+
+export interface AgentWithLastOperation extends AgentRecord {
+  lastOperation: OperationRecord | null;
+}
+
+export type RevisionKind = 'create' | 'update' | 'rollback';
+
+export interface RevisionRecord {
+  id: string;
+  agentId: string;
+  revision: number;
+  helmRevision: number | null;
+  kind: RevisionKind;
+  spec: AgentSpec;
+  values: ChartValues;
+  createdAt: Date;
+  createdBy: string;
+  operationId: string | null;
+  rolledBackTo: number | null;
+}
+
+export type OperationState = 'pending' | 'succeeded' | 'failed';
+
+export interface OperationRecord {
+  id: string;
+  agentId: string | null;
+  namespace: string;
+  name: string;
+  kind: OperationKind;
+  state: OperationState;
+  request: unknown;
+  intent: OperationIntent | null;
+  baseHelmRevision: number | null;
+  owner: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  helmRevision: number | null;
+  actor: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
+
+/*
+ * The one row mapper: the store keeps spec, values and intent as JSON columns and states as
+ * strings; these functions are the only place that says what they hold.
+ */
+
+export function toAgentRecord(row: AgentRow): AgentRecord {
+  return {
+    id: row.id,
+    namespace: row.namespace,
+    name: row.name,
+    state: row.state as AgentRecord['state'],
+    spec: row.spec as unknown as AgentSpec,
+    values: row.values as unknown as ChartValues,
+    chart: { ref: row.chartRef, version: row.chartVersion },
+    revision: row.revision,
+    helmRevision: row.helmRevision,
+    version: row.version,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    deletedAt: row.deletedAt,
+    createdBy: row.createdBy,
+    updatedBy: row.updatedBy,
+  };
+}
+
+export function toRevisionRecord(row: AgentRevisionRow): RevisionRecord {
+  return {
+    id: row.id,
+    agentId: row.agentId,
+    revision: row.revision,
+    helmRevision: row.helmRevision,
+    kind: row.kind as RevisionKind,
+    spec: row.spec as unknown as AgentSpec,
+    values: row.values as unknown as ChartValues,
+    createdAt: row.createdAt,
+    createdBy: row.createdBy,
+    operationId: row.operationId,
+    rolledBackTo: row.rolledBackTo,
+  };
+}
+
+export function toOperationRecord(row: OperationRow): OperationRecord {
+  return {
+    id: row.id,
+    agentId: row.agentId,
+    namespace: row.namespace,
+    name: row.name,
+    kind: row.kind as OperationKind,
+    state: row.state as OperationState,
+    request: row.request,
+    intent: (row.intent ?? null) as unknown as OperationIntent | null,
+    baseHelmRevision: row.baseHelmRevision,
+    owner: row.owner,
+    errorCode: row.errorCode,
+    errorMessage: row.errorMessage,
+    helmRevision: row.helmRevision,
+    actor: row.actor,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+  };
+}
