@@ -11,6 +11,8 @@ describe(AgentWrites.name, () => {
   let store: Store;
   let leases: AgentLeaseRepository;
   let writes: AgentWrites;
+  /** The same store and replica, waiting at most 1 s in line. */
+  let impatient: AgentWrites;
   const settled = async () => undefined;
 
   beforeAll(async () => {
@@ -19,6 +21,8 @@ describe(AgentWrites.name, () => {
     leases = new AgentLeaseRepository(store);
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
     writes = new AgentWrites(config, leases, new IdempotencyRepository(store));
+    const short = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', WRITE_QUEUE_SECONDS: '1' });
+    impatient = new AgentWrites(short, leases, new IdempotencyRepository(store));
   });
 
   afterAll(async () => {
@@ -32,11 +36,51 @@ describe(AgentWrites.name, () => {
     await expect(writes.exclusive('ns', 'swept', settled, async () => 'written')).resolves.toBe('written');
   });
 
-  it('refuses a write while another write holds the agent, naming its operation', async () => {
+  it('refuses a write that waited WRITE_QUEUE_SECONDS for another replica\'s write, naming its operation', async () => {
     expect((await leases.acquire('ns/busy', 'replica-b', 'op-live', 5_000)).acquired).toBe(true);
-    const refusal = await writes.exclusive('ns', 'busy', settled, async () => 'written').catch((error: unknown) => error);
+    let ran = false;
+    const refusal = await impatient
+      .exclusive('ns', 'busy', settled, async () => {
+        ran = true;
+      })
+      .catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(AppError);
     expect(refusal).toMatchObject({ code: 'conflict', message: expect.stringContaining('op-live') });
+    expect((refusal as AppError).message).toContain('WRITE_QUEUE_SECONDS');
+    expect(ran).toBe(false);
+  });
+
+  it('queues a write behind another replica\'s write and runs it once that write released the agent', async () => {
+    expect((await leases.acquire('ns/queued', 'replica-b', 'op-first', 5_000)).acquired).toBe(true);
+    setTimeout(() => void leases.release('ns/queued', 'replica-b', 'op-first'), 400);
+    await expect(writes.exclusive('ns', 'queued', settled, async () => 'written after')).resolves.toBe('written after');
+  });
+
+  it('runs the writes of one agent one at a time, in the order they arrived', async () => {
+    const order: string[] = [];
+    let inside = 0;
+    let most = 0;
+    const write = (label: string, ms: number) =>
+      writes.exclusive('ns', 'ordered', settled, async () => {
+        inside++;
+        most = Math.max(most, inside);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        order.push(label);
+        inside--;
+        return label;
+      });
+    const results = await Promise.all([write('first', 150), write('second', 10), write('third', 50), write('fourth', 0)]);
+    expect(results).toEqual(['first', 'second', 'third', 'fourth']);
+    expect(order).toEqual(['first', 'second', 'third', 'fourth']);
+    expect(most).toBe(1);
+  });
+
+  it('lets a write that gave up in line go without blocking the ones behind it', async () => {
+    const slow = impatient.exclusive('ns', 'gave-up', settled, () => new Promise((resolve) => setTimeout(() => resolve('slow'), 1_500)));
+    const gaveUp = impatient.exclusive('ns', 'gave-up', settled, async () => 'never').catch((error: unknown) => (error as AppError).code);
+    await expect(gaveUp).resolves.toBe('conflict');
+    await expect(slow).resolves.toBe('slow');
+    await expect(impatient.exclusive('ns', 'gave-up', settled, async () => 'after')).resolves.toBe('after');
   });
 
   it('frees the lease when the write is done, so the next write runs', async () => {

@@ -11,6 +11,9 @@ export interface HeldLease {
 }
 
 /** Refusals a retry with the same request would get again: kept as the idempotent answer. */
+/** How often a write waiting in line reads who holds the agent's lease. */
+const LINE_POLL_MS = 100;
+
 const FINAL_REFUSALS = new Set(['invalid_request', 'not_found', 'precondition_failed']);
 
 /**
@@ -24,6 +27,8 @@ export class AgentWrites {
   private running = 0;
   private closing = false;
   private idleWaiters: (() => void)[] = [];
+  /** Per agent key: the promise that resolves when the last write in this replica's line has left. */
+  private readonly lines = new Map<string, Promise<void>>();
 
   constructor(
     private readonly config: AppConfig,
@@ -44,11 +49,12 @@ export class AgentWrites {
   }
 
   /**
-   * Runs a write holding the agent's lease, renewed while it runs. Another write on the same
-   * agent, on any replica, is refused with conflict naming the operation in progress; a
-   * recovery sweep's brief hold is waited out instead (up to one lease TTL). Under
-   * the lease and before the work, `settle` resolves operations an earlier writer left pending
-   * (a dead replica whose lease expired, or a write whose recording failed).
+   * Runs a write holding the agent's lease, renewed while it runs. Writes to one agent wait in
+   * line for it — in arrival order in this replica, and for other replicas' writes through the
+   * store lease — for up to WRITE_QUEUE_SECONDS, then are refused with conflict naming the
+   * operation in progress; nothing is rendered or spawned while waiting. Under the lease and
+   * before the work, `settle` resolves operations an earlier writer left pending (a dead
+   * replica whose lease expired, or a write whose recording failed).
    */
   async exclusive<T>(
     namespace: string,
@@ -58,12 +64,15 @@ export class AgentWrites {
   ): Promise<T> {
     if (this.closing) throw new AppError('unavailable', 'agent-manager is shutting down and takes no new writes: retry, another replica will answer');
     this.running++;
+    const key = `${namespace}/${name}`;
+    const leave = this.joinLine(key);
     try {
-      const key = `${namespace}/${name}`;
       const operationId = randomUUID();
       const ttl = this.config.LEASE_TTL_SECONDS * 1000;
-      const lease = await this.acquire(key, operationId, ttl);
-      if (!lease.acquired) throw busy(namespace, name, lease.holder);
+      const deadline = Date.now() + this.config.WRITE_QUEUE_SECONDS * 1000;
+      const turn = await leave.turn(deadline);
+      const lease = turn ? await this.acquire(key, operationId, ttl, deadline) : await this.leases.acquire(key, this.replica, operationId, ttl);
+      if (!lease.acquired) throw busy(namespace, name, lease.holder, this.config.WRITE_QUEUE_SECONDS);
       const held: HeldLease = { lost: false };
       const stopRenewing = this.leases.keepAlive(key, this.replica, operationId, ttl, (message, lost) => {
         held.lost ||= lost;
@@ -80,21 +89,57 @@ export class AgentWrites {
         await this.leases.release(key, this.replica, operationId).catch((error: unknown) => this.logger.warn(`releasing the lease on ${key} failed: ${(error as Error).message}`));
       }
     } finally {
+      leave();
       this.running--;
       if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     }
   }
 
-  /** Takes the agent's lease, waiting while a recovery sweep holds it (never longer than one TTL). */
-  private async acquire(key: string, operationId: string, ttl: number): Promise<LeaseResult> {
-    const deadline = Date.now() + ttl;
+  /**
+   * A place in this replica's line for the agent: `turn(deadline)` resolves true when every
+   * write that joined before has left, false when the deadline came first; calling the
+   * returned function leaves the line (whether or not the turn came).
+   */
+  private joinLine(key: string): (() => void) & { turn(deadline: number): Promise<boolean> } {
+    const before = this.lines.get(key) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const tail = before.then(() => mine);
+    this.lines.set(key, tail);
+    const leave = () => {
+      done();
+      if (this.lines.get(key) === tail) this.lines.delete(key);
+    };
+    return Object.assign(leave, {
+      turn: async (deadline: number) => {
+        const wait = deadline - Date.now();
+        if (wait <= 0) return Promise.race([before.then(() => true), Promise.resolve(false)]);
+        const timer = new AbortController();
+        const timedOut = sleep(wait, false, { signal: timer.signal }).catch(() => false);
+        try {
+          return await Promise.race([before.then(() => true), timedOut]);
+        } finally {
+          timer.abort();
+        }
+      },
+    });
+  }
+
+  /**
+   * Takes the agent's lease, waiting while another replica's write or a recovery sweep holds it:
+   * a write until the deadline, a recovery sweep's brief hold for up to one TTL past it.
+   */
+  private async acquire(key: string, operationId: string, ttl: number, deadline: number): Promise<LeaseResult> {
+    const recoveryDeadline = Math.max(deadline, Date.now() + ttl);
     for (;;) {
       const lease = await this.leases.acquire(key, this.replica, operationId, ttl);
-      if (lease.acquired || !isRecoveryHolder(lease.holder) || Date.now() > deadline) return lease;
+      if (lease.acquired) return lease;
+      const until = isRecoveryHolder(lease.holder) ? recoveryDeadline : deadline;
+      if (Date.now() >= until) return lease;
       // Wait by reading, not by inserting: a refused insert is an error in PostgreSQL's log.
       let holder: LeaseHolder | null = lease.holder;
-      while (holder && isRecoveryHolder(holder) && Date.now() <= deadline) {
-        await sleep(100);
+      while (holder && holder.expiresAt.getTime() > Date.now() && Date.now() < until) {
+        await sleep(LINE_POLL_MS);
         holder = await this.leases.holder(key);
       }
     }
@@ -153,10 +198,10 @@ function replay<T>(stored: unknown): T {
   return body.result as T;
 }
 
-function busy(namespace: string, name: string, holder: LeaseHolder): AppError {
+function busy(namespace: string, name: string, holder: LeaseHolder, waited: number): AppError {
   return new AppError(
     'conflict',
-    `agent ${namespace}/${name} has a write in progress (operation ${holder.operationId} on replica ${holder.owner}); retry after it finishes`,
+    `agent ${namespace}/${name} has a write in progress (operation ${holder.operationId} on replica ${holder.owner}) that did not finish within ${waited}s (WRITE_QUEUE_SECONDS); retry after it finishes`,
     [{ path: 'name', message: `operation ${holder.operationId} holds this agent until ${holder.expiresAt.toISOString()} unless renewed` }],
   );
 }

@@ -9,11 +9,12 @@ import { IdempotencyRepository } from './idempotency.repository.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 import { AgentsService } from './agents.service.js';
 import { ServiceInfoService } from './service-info.service.js';
+import { WritePipeline } from './writes/write-pipeline.js';
 
 @Module({
   imports: [HelmModule, KubeModule],
   controllers: [AgentsController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline],
   exports: [AgentsService, ServiceInfoService, AgentWrites],
 })
 export class AgentsModule {}

@@ -122,3 +122,8 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
     finishedAt: row.finishedAt,
   };
 }
+
+/** The values helm reports for a release (its `config`), which are the chart values agent-manager wrote. */
+export function chartValuesOf(values: Record<string, unknown>): ChartValues {
+  return values as unknown as ChartValues;
+}

@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Prisma, Store, type AgentRevisionRow, type AgentRow, type OperationRow, type StoreClient } from '@app/store';
+import { Prisma, Store, type StoreClient } from '@app/store';
+import {
+  toAgentRecord,
+  toOperationRecord,
+  toRevisionRecord,
+  type AgentRecord,
+  type AgentWithLastOperation,
+  type OperationRecord,
+  type RevisionRecord,
+} from './agents.records.js';
 import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
-
-export interface AgentWithLastOperation extends AgentRow {
-  lastOperation: OperationRow | null;
-}
+import { compareKeys, isAfter, matchesLabel, type CursorKey } from './agents.paging.js';
 
 export interface AppliedChange {
   spec: AgentSpec;
@@ -36,31 +42,43 @@ export class AgentsRepository {
     return this.db.$transaction(
       async (tx) => {
         const agent = await tx.agent.findUnique({ where: { activeKey: activeKey(namespace, name) } });
-        return agent ? { ...agent, lastOperation: await lastOperationIn(tx, namespace, name, agent.id) } : null;
+        if (!agent) return null;
+        const last = await lastOperationIn(tx, namespace, name, agent.id);
+        return { ...toAgentRecord(agent), lastOperation: last && toOperationRecord(last) };
       },
       // the SQLite client's type knows only Serializable; the PostgreSQL client takes RepeatableRead
       { isolationLevel: (this.store.provider === 'postgresql' ? 'RepeatableRead' : 'Serializable') as Prisma.TransactionIsolationLevel },
     );
   }
 
-  async lastOperation(namespace: string, name: string, agentId?: string): Promise<OperationRow | null> {
-    return lastOperationIn(this.db, namespace, name, agentId);
+  async lastOperation(namespace: string, name: string, agentId?: string): Promise<OperationRecord | null> {
+    const last = await lastOperationIn(this.db, namespace, name, agentId);
+    return last && toOperationRecord(last);
   }
 
-  /** Agents ordered by namespace, name and id; the caller pages and filters labels. */
-  async list(filter: { namespace?: string; state?: 'active' | 'deleted' }): Promise<AgentRow[]> {
-    return this.db.agent.findMany({
+  /** One page of agents in (namespace, name, id) order after the cursor, with their last operations. */
+  async listPage(filter: { namespace?: string; state?: 'active' | 'deleted'; label?: string; after?: CursorKey; limit: number }): Promise<{ items: AgentWithLastOperation[]; more: boolean }> {
+    const rows = await this.db.agent.findMany({
       where: { namespace: filter.namespace, state: filter.state },
       orderBy: [{ namespace: 'asc' }, { name: 'asc' }, { id: 'asc' }],
     });
+    const matching = rows
+      .map(toAgentRecord)
+      .filter((row) => matchesLabel(row.spec, filter.label) && (!filter.after || isAfter(row, filter.after)))
+      .sort(compareKeys);
+    const page = matching.slice(0, filter.limit);
+    const items = await Promise.all(page.map(async (agent) => ({ ...agent, lastOperation: await this.lastOperation(agent.namespace, agent.name, agent.id) })));
+    return { items, more: matching.length > filter.limit };
   }
 
-  async revisions(agentId: string): Promise<AgentRevisionRow[]> {
-    return this.db.agentRevision.findMany({ where: { agentId }, orderBy: { revision: 'asc' } });
+  async revisions(agentId: string): Promise<RevisionRecord[]> {
+    const rows = await this.db.agentRevision.findMany({ where: { agentId }, orderBy: { revision: 'asc' } });
+    return rows.map(toRevisionRecord);
   }
 
-  async revision(agentId: string, revision: number): Promise<AgentRevisionRow | null> {
-    return this.db.agentRevision.findUnique({ where: { agentId_revision: { agentId, revision } } });
+  async revision(agentId: string, revision: number): Promise<RevisionRecord | null> {
+    const row = await this.db.agentRevision.findUnique({ where: { agentId_revision: { agentId, revision } } });
+    return row && toRevisionRecord(row);
   }
 
   /** Journals a write before helm runs, with what it means to apply (for recovery after a crash). */
@@ -75,8 +93,8 @@ export class AgentsRepository {
     owner: string;
     intent?: OperationIntent;
     baseHelmRevision?: number | null;
-  }): Promise<OperationRow> {
-    return this.db.operation.create({
+  }): Promise<OperationRecord> {
+    const row = await this.db.operation.create({
       data: {
         id: input.id,
         kind: input.kind,
@@ -91,18 +109,22 @@ export class AgentsRepository {
         baseHelmRevision: input.baseHelmRevision ?? null,
       },
     });
+    return toOperationRecord(row);
   }
 
-  async operation(id: string): Promise<OperationRow | null> {
-    return this.db.operation.findUnique({ where: { id } });
+  async operation(id: string): Promise<OperationRecord | null> {
+    const row = await this.db.operation.findUnique({ where: { id } });
+    return row && toOperationRecord(row);
   }
 
-  async pendingOperations(of?: { namespace: string; name: string }): Promise<OperationRow[]> {
-    return this.db.operation.findMany({ where: { state: 'pending', ...of }, orderBy: { startedAt: 'asc' } });
+  async pendingOperations(of?: { namespace: string; name: string }): Promise<OperationRecord[]> {
+    const rows = await this.db.operation.findMany({ where: { state: 'pending', ...of }, orderBy: { startedAt: 'asc' } });
+    return rows.map(toOperationRecord);
   }
 
-  async agentById(id: string): Promise<AgentRow | null> {
-    return this.db.agent.findUnique({ where: { id } });
+  async agentById(id: string): Promise<AgentRecord | null> {
+    const row = await this.db.agent.findUnique({ where: { id } });
+    return row && toAgentRecord(row);
   }
 
   /** Closes a pending operation as failed; false when it was no longer pending. */
@@ -112,7 +134,7 @@ export class AgentsRepository {
   }
 
   /** Records a create: the agent, its revision 1 and the operation's success, at once. */
-  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange): Promise<AgentRow> {
+  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange): Promise<AgentRecord> {
     const id = randomUUID();
     return this.db.$transaction(async (tx) => {
       const agent = await tx.agent.create({
@@ -134,12 +156,12 @@ export class AgentsRepository {
       });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
       await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
-      return agent;
+      return toAgentRecord(agent);
     });
   }
 
   /** Records an update or rollback: the agent's new state, a new revision, the operation's success. */
-  async recordChange(agent: AgentRow, change: AppliedChange): Promise<AgentRow> {
+  async recordChange(agent: AgentRecord, change: AppliedChange): Promise<AgentRecord> {
     const revision = agent.revision + 1;
     return this.db.$transaction(async (tx) => {
       const updated = await tx.agent.update({
@@ -156,19 +178,19 @@ export class AgentsRepository {
       });
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
       await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
-      return updated;
+      return toAgentRecord(updated);
     });
   }
 
   /** Marks the agent deleted (its history is kept) and the operation succeeded. */
-  async recordDelete(agent: AgentRow, operationId: string, actor: string): Promise<AgentRow> {
+  async recordDelete(agent: AgentRecord, operationId: string, actor: string): Promise<AgentRecord> {
     return this.db.$transaction(async (tx) => {
       const deleted = await tx.agent.update({
         where: { id: agent.id },
         data: { state: 'deleted', activeKey: null, deletedAt: new Date(), updatedBy: actor, version: { increment: 1 } },
       });
       await closeSucceeded(tx, operationId, {});
-      return deleted;
+      return toAgentRecord(deleted);
     });
   }
 }
@@ -201,7 +223,7 @@ function revisionData(agentId: string, revision: number, change: AppliedChange) 
   };
 }
 
-function lastOperationIn(db: Pick<StoreClient, 'operation'>, namespace: string, name: string, agentId?: string): Promise<OperationRow | null> {
+function lastOperationIn(db: Pick<StoreClient, 'operation'>, namespace: string, name: string, agentId?: string) {
   return db.operation.findFirst({
     where: agentId ? { OR: [{ agentId }, { namespace, name, agentId: null }] } : { namespace, name },
     orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],

@@ -1,11 +1,10 @@
-import { isDeepStrictEqual } from 'node:util';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError } from '@app/common';
 import { HelmClient } from '@app/helm';
-import type { OperationRow } from '@app/store';
 import { AgentLeaseRepository, recoveryOwner } from './agent-lease.repository.js';
 import { AgentsRepository } from './agents.repository.js';
-import type { OperationIntent } from './agents.types.js';
+import type { OperationRecord } from './agents.records.js';
+import { decideRecovery } from './recovery-decision.js';
 import { AgentWrites } from './agent-writes.service.js';
 
 /**
@@ -52,7 +51,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async sweepOnce(): Promise<void> {
-    let pending: OperationRow[];
+    let pending: OperationRecord[];
     try {
       await this.writes.purgeExpiredKeys();
       pending = await this.repository.pendingOperations();
@@ -86,8 +85,8 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
    * helm holds pending-* are returned instead of refused, for the caller to close once the
    * rollback landed.
    */
-  async settle(namespace: string, name: string, options: { freeStuckRelease?: boolean } = {}): Promise<OperationRow[]> {
-    const stuck: OperationRow[] = [];
+  async settle(namespace: string, name: string, options: { freeStuckRelease?: boolean } = {}): Promise<OperationRecord[]> {
+    const stuck: OperationRecord[] = [];
     for (const op of await this.repository.pendingOperations({ namespace, name })) {
       const outcome = await this.resolve(op);
       if (typeof outcome !== 'object') continue;
@@ -101,7 +100,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** Closes operations a rollback freed the release of: they never landed, the rollback replaced them. */
-  async supersede(ops: OperationRow[], by: string): Promise<void> {
+  async supersede(ops: OperationRecord[], by: string): Promise<void> {
     for (const op of ops) {
       const message = `interrupted: helm held the release pending from a helm run that never finished; rollback operation ${by} freed it, and this ${op.kind} did not land`;
       await this.repository.failOperation(op.id, 'backend_error', message);
@@ -109,7 +108,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  async resolve(op: OperationRow): Promise<Resolution> {
+  async resolve(op: OperationRecord): Promise<Resolution> {
     const release = { namespace: op.namespace, name: op.name };
     let info;
     try {
@@ -118,49 +117,38 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       this.logger.warn(`operation ${op.id} (${op.kind} ${op.namespace}/${op.name}) stays pending: ${(error as Error).message}`);
       return { undecided: `helm could not read the release (${(error as Error).message}); retry when the cluster answers` };
     }
-    if (info && info.status.startsWith('pending')) {
-      this.logger.warn(`operation ${op.id} stays pending: the release is ${info.status}`);
-      return {
-        heldPending: info.status,
-        undecided:
-          `helm reports the release ${info.status} (revision ${info.revision}); retry in a few seconds. ` +
-          `If it stays ${info.status} for longer than a helm run may last (HELM_TIMEOUT_SECONDS=${this.config.HELM_TIMEOUT_SECONDS}), ` +
-          `the helm process that held it is gone: free it with a rollback, rollback_agent (POST /api/v1/agents/${op.namespace}/${op.name}/rollback) ` +
-          `with "freeStuckRelease": true and the revision to return to, or \`helm rollback ${op.name} --namespace ${op.namespace}\`, then retry`,
-      };
-    }
-    const intent = op.intent as unknown as OperationIntent | null;
-    // Landed: helm deployed a revision after the one this write started from, holding its values.
-    const landed =
-      info !== null && info.status === 'deployed' && info.revision > (op.baseHelmRevision ?? 0) && intent !== null && isDeepStrictEqual(info.values, intent.values);
+    const agent = op.agentId ? await this.repository.agentById(op.agentId) : null;
+    const decision = decideRecovery(
+      {
+        kind: op.kind,
+        baseHelmRevision: op.baseHelmRevision,
+        values: op.intent?.values ?? null,
+        agent: agent ? (agent.state === 'active' ? 'active' : 'inactive') : 'none',
+        nameTaken: op.kind === 'create' && (await this.repository.findActive(op.namespace, op.name)) !== null,
+      },
+      info && { status: info.status, revision: info.revision, values: info.values },
+    );
+    if (decision.action === 'fail') return this.fail(op, decision.why);
+    if (decision.action === 'wait') return this.heldPending(op, decision.heldPending, decision.revision);
+    const intent = op.intent;
     try {
-      if (op.kind === 'delete') {
-        const agent = op.agentId ? await this.repository.agentById(op.agentId) : null;
-        if (!info && agent?.state === 'active') {
-          await this.repository.recordDelete(agent, op.id, op.actor);
-          return this.done(op, 'landed');
-        }
-        return this.fail(op, info ? 'the release is still installed' : 'the agent was already gone');
-      }
-      if (!landed) return this.fail(op, info ? `the release holds revision ${info.revision} (${info.status}) with other values` : 'there is no release');
-      if (op.kind === 'create') {
-        if (await this.repository.findActive(op.namespace, op.name)) return this.fail(op, 'another agent of this name was recorded meanwhile');
+      if (decision.what === 'delete' && agent) {
+        await this.repository.recordDelete(agent, op.id, op.actor);
+      } else if (decision.what === 'create' && intent && info) {
         await this.repository.recordCreate(op.namespace, op.name, { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION }, {
-          spec: intent!.spec, values: intent!.values, helmRevision: info!.revision, kind: 'create', actor: op.actor, operationId: op.id,
+          spec: intent.spec, values: intent.values, helmRevision: info.revision, kind: 'create', actor: op.actor, operationId: op.id,
         });
-        return this.done(op, 'landed');
+      } else if (decision.what === 'change' && agent && intent && info) {
+        await this.repository.recordChange(agent, {
+          spec: intent.spec,
+          values: intent.values,
+          helmRevision: info.revision,
+          kind: op.kind === 'rollback' ? 'rollback' : 'update',
+          actor: op.actor,
+          operationId: op.id,
+          rolledBackTo: intent.rolledBackTo,
+        });
       }
-      const agent = op.agentId ? await this.repository.agentById(op.agentId) : null;
-      if (agent?.state !== 'active') return this.fail(op, 'the agent is no longer active');
-      await this.repository.recordChange(agent, {
-        spec: intent!.spec,
-        values: intent!.values,
-        helmRevision: info!.revision,
-        kind: op.kind === 'rollback' ? 'rollback' : 'update',
-        actor: op.actor,
-        operationId: op.id,
-        rolledBackTo: intent!.rolledBackTo,
-      });
       return this.done(op, 'landed');
     } catch (error) {
       this.logger.warn(`resolving operation ${op.id} failed, it stays pending: ${(error as Error).message}`);
@@ -168,12 +156,24 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  private done(op: OperationRow, outcome: Resolution): Resolution {
+  private heldPending(op: OperationRecord, status: string, revision: number): Resolution {
+    this.logger.warn(`operation ${op.id} stays pending: the release is ${status}`);
+    return {
+      heldPending: status,
+      undecided:
+        `helm reports the release ${status} (revision ${revision}); retry in a few seconds. ` +
+        `If it stays ${status} for longer than a helm run may last (HELM_TIMEOUT_SECONDS=${this.config.HELM_TIMEOUT_SECONDS}), ` +
+        `the helm process that held it is gone: free it with a rollback, rollback_agent (POST /api/v1/agents/${op.namespace}/${op.name}/rollback) ` +
+        `with "freeStuckRelease": true and the revision to return to, or \`helm rollback ${op.name} --namespace ${op.namespace}\`, then retry`,
+    };
+  }
+
+  private done(op: OperationRecord, outcome: Resolution): Resolution {
     this.logger.log(`recovered operation ${op.id}: the ${op.kind} of ${op.namespace}/${op.name} by ${op.owner ?? 'unknown replica'} landed; recorded it`);
     return outcome;
   }
 
-  private async fail(op: OperationRow, why: string): Promise<Resolution> {
+  private async fail(op: OperationRecord, why: string): Promise<Resolution> {
     const message = `interrupted: the replica running this ${op.kind} (${op.owner ?? 'unknown'}) stopped before recording it, and helm shows it did not land (${why})`;
     await this.repository.failOperation(op.id, 'backend_error', message);
     this.logger.warn(`operation ${op.id}: ${message}`);

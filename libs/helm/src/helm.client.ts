@@ -10,6 +10,12 @@ export interface HelmClientOptions {
   bin: string;
   kubeconfig?: string;
   timeoutSeconds: number;
+  /**
+   * Why helm cannot reach a cluster (no kubeconfig, a missing file), or undefined when it can:
+   * then every helm run against the cluster is refused with that message instead of spawning
+   * helm, which would otherwise fall back to localhost:8080.
+   */
+  clusterProblem?: () => string | undefined;
 }
 
 interface RunResult {
@@ -52,7 +58,34 @@ export class HelmClient {
     });
   }
 
+  /**
+   * Installs a new release; helm itself refuses a name in use (mapped to conflict). The answer
+   * is the release helm recorded, its rendered manifest included: one helm process per create.
+   */
+  async install(release: ReleaseRef, chart: ChartSource, values: object, options: WriteOptions = {}): Promise<ReleaseInfo> {
+    this.requireCluster();
+    const { major } = await this.version();
+    return this.withValues(values, async (file) => {
+      const args = [
+        'install', release.name, chart.ref,
+        '--namespace', release.namespace,
+        '--values', file,
+        ...this.applyArgs(major, options.wait ?? false),
+        '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`,
+        '--output', 'json',
+        ...this.versionArgs(chart),
+      ];
+      const result = await this.run(args);
+      if (result.exitCode !== 0) {
+        if (NAME_IN_USE.test(result.stderr)) throw releaseExists(release);
+        throw helmFailure('install', result.stderr);
+      }
+      return parseRelease(result.stdout);
+    });
+  }
+
   async upgradeInstall(release: ReleaseRef, chart: ChartSource, values: object, options: WriteOptions = {}): Promise<ReleaseInfo> {
+    this.requireCluster();
     const { major } = await this.version();
     return this.withValues(values, async (file) => {
       const args = [
@@ -73,6 +106,7 @@ export class HelmClient {
 
   /** The values helm holds for the release's current revision (user-supplied only). */
   async getValues(release: ReleaseRef, revision?: number): Promise<Record<string, unknown>> {
+    this.requireCluster();
     const args = ['get', 'values', release.name, '--namespace', release.namespace, '--output', 'json'];
     if (revision !== undefined) args.push('--revision', String(revision));
     const result = await this.run(args, 60);
@@ -81,6 +115,7 @@ export class HelmClient {
   }
 
   async history(release: ReleaseRef): Promise<HistoryEntry[]> {
+    this.requireCluster();
     const result = await this.run(['history', release.name, '--namespace', release.namespace, '--output', 'json', '--max', '256'], 60);
     if (result.exitCode !== 0) throw this.readFailure('history', release, result.stderr);
     return JSON.parse(result.stdout || '[]') as HistoryEntry[];
@@ -88,6 +123,7 @@ export class HelmClient {
 
   /** The release's status, or null when no such release exists. */
   async status(release: ReleaseRef): Promise<ReleaseInfo | null> {
+    this.requireCluster();
     const result = await this.run(['status', release.name, '--namespace', release.namespace, '--output', 'json'], 60);
     if (result.exitCode !== 0) {
       if (isReleaseNotFound(result.stderr)) return null;
@@ -97,6 +133,7 @@ export class HelmClient {
   }
 
   async rollback(release: ReleaseRef, revision: number, options: WriteOptions = {}): Promise<void> {
+    this.requireCluster();
     const { major } = await this.version();
     const args = [
       'rollback', release.name, String(revision),
@@ -111,6 +148,7 @@ export class HelmClient {
 
   /** Uninstalls the release; false when there was none to remove. */
   async uninstall(release: ReleaseRef, options: WriteOptions = {}): Promise<boolean> {
+    this.requireCluster();
     const args = ['uninstall', release.name, '--namespace', release.namespace, '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`];
     if (options.wait) args.push('--wait');
     const result = await this.run(args);
@@ -119,6 +157,11 @@ export class HelmClient {
       throw helmFailure('uninstall', result.stderr);
     }
     return true;
+  }
+
+  private requireCluster(): void {
+    const problem = this.options.clusterProblem?.();
+    if (problem) throw new AppError('backend_error', problem);
   }
 
   private readFailure(action: string, release: ReleaseRef, stderr: string): AppError {
@@ -187,6 +230,17 @@ export class HelmClient {
       return { stdout: '', stderr: `Error: cannot run ${this.bin}: ${(error as Error).message}`, exitCode: 127 };
     }
   }
+}
+
+/** helm install's words for a release name that exists (helm 3 and 4). */
+const NAME_IN_USE = /cannot re-?use a name that is still in use/i;
+
+function releaseExists(release: ReleaseRef): AppError {
+  return new AppError(
+    'conflict',
+    `a helm release ${release.namespace}/${release.name} already exists that agent-manager does not manage: choose another name, or remove that release first (helm uninstall ${release.name} --namespace ${release.namespace})`,
+    [{ path: 'name', message: 'a helm release with this name exists in this namespace' }],
+  );
 }
 
 /** helm's own words for "no such release" (status, get, history, uninstall; helm 3 and 4). */

@@ -1,0 +1,57 @@
+import type { ErrorDetail } from '@app/common';
+import type { AgentDto, OperationDto, RevisionDto } from './agents.responses.js';
+import type { AgentRecord, OperationRecord, RevisionRecord } from './agents.records.js';
+
+/** The answer shapes of SPEC §3, from store records: the one place records become DTOs. */
+export function agentView(record: AgentRecord, last: OperationRecord | null): AgentDto {
+  return {
+    id: record.id,
+    namespace: record.namespace,
+    name: record.name,
+    state: record.state,
+    spec: record.spec,
+    values: record.values,
+    toolset: record.spec.toolset,
+    revision: record.revision,
+    helmRevision: record.helmRevision,
+    version: record.version,
+    chart: { ref: record.chart.ref, version: record.chart.version },
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+    deletedAt: record.deletedAt?.toISOString() ?? null,
+    createdBy: record.createdBy,
+    updatedBy: record.updatedBy,
+    lastOperation: last ? operationView(last) : null,
+  };
+}
+
+export function operationView(op: OperationRecord): OperationDto {
+  return {
+    id: op.id,
+    kind: op.kind,
+    state: op.state,
+    actor: op.actor,
+    startedAt: op.startedAt.toISOString(),
+    finishedAt: op.finishedAt?.toISOString() ?? null,
+    helmRevision: op.helmRevision,
+    errorCode: op.errorCode,
+    errorMessage: op.errorMessage,
+  };
+}
+
+export function revisionView(row: RevisionRecord): RevisionDto {
+  return {
+    revision: row.revision,
+    helmRevision: row.helmRevision,
+    kind: row.kind,
+    rolledBackTo: row.rolledBackTo,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt.toISOString(),
+    spec: row.spec,
+    values: row.values,
+  };
+}
+
+export function problems(list: { path: string; message: string }[]): ErrorDetail[] {
+  return list.map(({ path, message }) => ({ path, message }));
+}

@@ -1,0 +1,54 @@
+import { AppError } from '@app/common';
+import { toolsetWarnings } from '@app/toolset';
+import type { CreateAgentDto } from '../agents.dto.js';
+import type { CreateResultDto } from '../agents.responses.js';
+import { pickSpec, toChartValues, type AgentSpec } from '../agents.types.js';
+import { problems } from '../agents.views.js';
+import { appliedValues } from './write-pipeline.js';
+import type { PlanTools, WritePlan } from './write-plan.js';
+
+interface Checked {
+  spec: AgentSpec;
+}
+
+/** Create: a new release of the agent chart (`helm install`, which refuses a name in use) and revision 1. */
+export function createAgent(tools: PlanTools, input: CreateAgentDto): WritePlan<Checked, CreateResultDto> {
+  const { namespace, name } = input;
+  const spec = pickSpec(input) as AgentSpec;
+  const values = toChartValues(spec);
+  const warnings = problems(toolsetWarnings(spec.toolset));
+  return {
+    kind: 'create',
+    namespace,
+    name,
+    dryRun: input.dryRun ?? false,
+    idempotencyKey: input.requestId,
+    request: { ...spec, namespace, name },
+    async check() {
+      if (await tools.repository.findActive(namespace, name)) throw exists(namespace, name);
+      return { spec };
+    },
+    async preview() {
+      const manifests = await tools.helm.template({ namespace, name }, tools.chart, values);
+      return { dryRun: true, agent: null, values, manifests, warnings };
+    },
+    journal: () => ({ intent: { spec, values }, baseHelmRevision: null }),
+    async apply() {
+      const release = await tools.helm.install({ namespace, name }, tools.chart, values);
+      return { helmRevision: release.revision, values: appliedValues(input, release.values, values), manifests: release.manifest };
+    },
+    record: (_checked, applied, operationId) =>
+      tools.repository.recordCreate(namespace, name, tools.chart, {
+        spec, values: applied.values ?? values, helmRevision: applied.helmRevision, kind: 'create', actor: tools.actor, operationId,
+      }),
+    answer: async (_checked, applied, record) => ({ dryRun: false, agent: await tools.view(record), values: applied.values ?? values, manifests: applied.manifests, warnings }),
+  };
+}
+
+function exists(namespace: string, name: string): AppError {
+  return new AppError(
+    'conflict',
+    `agent ${namespace}/${name} already exists: update it (PATCH /api/v1/agents/${namespace}/${name}, update_agent) or choose another name`,
+    [{ path: 'name', message: 'an agent with this name exists in this namespace' }],
+  );
+}

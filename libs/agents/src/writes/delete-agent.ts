@@ -1,0 +1,26 @@
+import type { AgentRefDto, DeleteAgentDto } from '../agents.dto.js';
+import type { AgentWithLastOperation } from '../agents.records.js';
+import type { DeleteResultDto } from '../agents.responses.js';
+import { requireAgent } from './checks.js';
+import type { PlanTools, WritePlan } from './write-plan.js';
+
+/** Delete: `helm uninstall`; the record and its revisions are kept as deleted. */
+export function deleteAgent(tools: PlanTools, { namespace, name }: AgentRefDto, input: DeleteAgentDto): WritePlan<AgentWithLastOperation, DeleteResultDto> {
+  return {
+    kind: 'delete',
+    namespace,
+    name,
+    dryRun: input.dryRun ?? false,
+    idempotencyKey: input.requestId,
+    request: { expectedVersion: input.expectedVersion },
+    check: () => requireAgent(tools, namespace, name, input.expectedVersion),
+    preview: async (agent) => ({ dryRun: true, deleted: await tools.view(agent), releaseRemoved: false }),
+    journal: (agent) => ({ agentId: agent.id, baseHelmRevision: agent.helmRevision }),
+    async apply() {
+      const releaseRemoved = await tools.helm.uninstall({ namespace, name });
+      return { helmRevision: null, values: null, manifests: '', releaseRemoved };
+    },
+    record: (agent, _applied, operationId) => tools.repository.recordDelete(agent, operationId, tools.actor),
+    answer: async (_agent, applied, record) => ({ dryRun: false, deleted: await tools.view(record), releaseRemoved: applied.releaseRemoved ?? false }),
+  };
+}

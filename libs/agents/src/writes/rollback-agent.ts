@@ -1,0 +1,72 @@
+import { AppError } from '@app/common';
+import type { ReleaseRef } from '@app/helm';
+import type { AgentRefDto, RollbackAgentDto } from '../agents.dto.js';
+import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
+import type { RollbackResultDto } from '../agents.responses.js';
+import { requireAgent } from './checks.js';
+import { appliedValues } from './write-pipeline.js';
+import type { Applied, PlanTools, WritePlan } from './write-plan.js';
+
+interface Checked {
+  agent: AgentWithLastOperation;
+  restore: RevisionRecord;
+}
+
+/**
+ * Rollback: the values of an earlier revision, applied with one `helm upgrade` and recorded as a
+ * new revision. Freeing a release helm holds pending-* takes `helm rollback` (an upgrade is refused there).
+ */
+export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto, input: RollbackAgentDto): WritePlan<Checked, RollbackResultDto> {
+  const release = { namespace, name };
+  return {
+    kind: 'rollback',
+    namespace,
+    name,
+    dryRun: input.dryRun ?? false,
+    idempotencyKey: input.requestId,
+    request: { revision: input.revision, expectedVersion: input.expectedVersion, freeStuckRelease: input.freeStuckRelease },
+    freeStuckRelease: input.freeStuckRelease,
+    async check() {
+      const agent = await requireAgent(tools, namespace, name, input.expectedVersion);
+      const restore = await tools.repository.revision(agent.id, input.revision);
+      if (!restore) {
+        throw new AppError('not_found', `agent ${namespace}/${name} has no revision ${input.revision}: it has revisions 1 to ${agent.revision} (list_agent_revisions)`, [
+          { path: 'revision', message: `choose a revision from 1 to ${agent.revision}` },
+        ]);
+      }
+      return { agent, restore };
+    },
+    preview: async ({ agent, restore }) => ({ dryRun: true, rolledBackTo: restore.revision, before: agent.values, after: restore.values, agent: await tools.view(agent) }),
+    journal: ({ agent, restore }) => ({
+      agentId: agent.id, intent: { spec: restore.spec, values: restore.values, rolledBackTo: restore.revision }, baseHelmRevision: agent.helmRevision,
+    }),
+    apply: ({ restore }, stuck) => (stuck.length > 0 ? freeRelease(tools, release, restore, stuck) : upgradeTo(tools, release, restore)),
+    record: ({ agent, restore }, applied, operationId) =>
+      tools.repository.recordChange(agent, {
+        spec: restore.spec, values: applied.values ?? restore.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.actor, operationId, rolledBackTo: restore.revision,
+      }),
+    answer: async ({ agent, restore }, applied, record) => ({
+      dryRun: false, rolledBackTo: restore.revision, before: agent.values, after: applied.values ?? restore.values, agent: await tools.view(record),
+    }),
+  };
+}
+
+async function upgradeTo(tools: PlanTools, release: ReleaseRef, restore: RevisionRecord): Promise<Applied> {
+  const info = await tools.helm.upgradeInstall(release, tools.chart, restore.values);
+  return { helmRevision: info.revision, values: appliedValues(release, info.values, restore.values), manifests: info.manifest };
+}
+
+/** helm rollback to the revision's own helm revision when helm still has it, then the release as it stands. */
+async function freeRelease(tools: PlanTools, release: ReleaseRef, restore: RevisionRecord, stuck: OperationRecord[]): Promise<Applied> {
+  const history = await tools.helm.history(release).catch(() => []);
+  const target = restore.helmRevision !== null && history.some((h) => h.revision === restore.helmRevision) ? restore.helmRevision : undefined;
+  const fallback = history.filter((h) => h.status === 'deployed' || h.status === 'superseded').at(-1)?.revision;
+  const revision = target ?? fallback;
+  if (revision === undefined) {
+    throw new AppError('backend_error', `helm has no deployed revision of ${release.namespace}/${release.name} to return to (interrupted: ${stuck.map((op) => op.id).join(', ')}): remove the release with helm uninstall, then create the agent again`);
+  }
+  await tools.helm.rollback(release, revision);
+  const info = target === undefined ? await tools.helm.upgradeInstall(release, tools.chart, restore.values) : await tools.helm.status(release);
+  if (!info) throw new AppError('backend_error', `helm rolled back ${release.namespace}/${release.name} but then reports no release: check it with helm history`);
+  return { helmRevision: info.revision, values: appliedValues(release, info.values, restore.values), manifests: info.manifest };
+}

@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AppError, loadConfig, OperationContexts, type AppConfig } from '@app/common';
+import { HelmClient, type ChartSource, type ReleaseInfo, type ReleaseRef } from '@app/helm';
+import { Store } from '@app/store';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
+import { AgentLeaseRepository } from '../agent-lease.repository.js';
+import { AgentWrites } from '../agent-writes.service.js';
+import { CreateAgentDto, DeleteAgentDto, RollbackAgentDto, UpdateAgentDto } from '../agents.dto.js';
+import { parseInput } from '../agents.input.js';
+import { AgentsRepository } from '../agents.repository.js';
+import { IdempotencyRepository } from '../idempotency.repository.js';
+import { OperationRecovery } from '../operation-recovery.service.js';
+import { createAgent } from './create-agent.js';
+import { deleteAgent } from './delete-agent.js';
+import { rollbackAgent } from './rollback-agent.js';
+import { updateAgent } from './update-agent.js';
+import { WritePipeline } from './write-pipeline.js';
+
+/**
+ * A FAKE helm: it records the calls the pipeline makes and keeps releases in memory, so these
+ * tests check the pipeline's own decisions (order, locks, journal, refusals) in milliseconds.
+ * The real helm against a real API server is the cluster suites' job.
+ */
+class FakeHelm extends HelmClient {
+  readonly calls: string[] = [];
+  readonly releases = new Map<string, ReleaseInfo>();
+  /** The next cluster write fails with this error, once. */
+  failNext?: AppError;
+  /** How long each cluster write takes. */
+  delayMs = 0;
+
+  constructor() {
+    super({ bin: 'fake-helm', timeoutSeconds: 1 });
+  }
+
+  override async template(release: ReleaseRef): Promise<string> {
+    this.calls.push(`template ${release.name}`);
+    return `kind: Agent\nmetadata:\n  name: ${release.name}\n`;
+  }
+
+  override async install(release: ReleaseRef, _chart: ChartSource, values: object): Promise<ReleaseInfo> {
+    await this.cluster(`install ${release.name}`);
+    const key = `${release.namespace}/${release.name}`;
+    if (this.releases.has(key)) throw new AppError('conflict', `a helm release ${key} already exists that agent-manager does not manage`);
+    return this.deploy(release, values);
+  }
+
+  override async upgradeInstall(release: ReleaseRef, _chart: ChartSource, values: object): Promise<ReleaseInfo> {
+    await this.cluster(`upgrade ${release.name}`);
+    return this.deploy(release, values);
+  }
+
+  override async uninstall(release: ReleaseRef): Promise<boolean> {
+    await this.cluster(`uninstall ${release.name}`);
+    return this.releases.delete(`${release.namespace}/${release.name}`);
+  }
+
+  override async status(release: ReleaseRef): Promise<ReleaseInfo | null> {
+    this.calls.push(`status ${release.name}`);
+    return this.releases.get(`${release.namespace}/${release.name}`) ?? null;
+  }
+
+  private async cluster(call: string): Promise<void> {
+    this.calls.push(call);
+    if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    const failure = this.failNext;
+    this.failNext = undefined;
+    if (failure) throw failure;
+  }
+
+  private deploy(release: ReleaseRef, values: object): ReleaseInfo {
+    const key = `${release.namespace}/${release.name}`;
+    const revision = (this.releases.get(key)?.revision ?? 0) + 1;
+    const info = { ...release, revision, status: 'deployed', description: '', values: JSON.parse(JSON.stringify(values)), manifest: `kind: Agent # r${revision}` };
+    this.releases.set(key, info);
+    return info;
+  }
+}
+
+describe(WritePipeline.name, () => {
+  let db: FreshDatabase;
+  let store: Store;
+  let helm: FakeHelm;
+  let repository: AgentsRepository;
+  let pipeline: WritePipeline;
+  let config: AppConfig;
+
+  beforeAll(async () => {
+    db = await freshDatabaseUrl();
+    store = await Store.open(db.url);
+    config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', WRITE_QUEUE_SECONDS: '10', REPLICA_ID: 'replica-a' });
+    helm = new FakeHelm();
+    repository = new AgentsRepository(store);
+    const leases = new AgentLeaseRepository(store);
+    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store));
+    pipeline = new WritePipeline(config, repository, helm, writes, new OperationRecovery(config, repository, leases, helm, writes));
+  });
+
+  afterAll(async () => {
+    await store?.client.$disconnect();
+    await db?.drop();
+  });
+
+  const as = <T>(actor: string, fn: () => Promise<T>) => OperationContexts.run({ door: 'rest', actor }, fn);
+  const create = (name: string, extra: object = {}) =>
+    as('alice', () => pipeline.run(createAgent(pipeline.tools(), parseInput(CreateAgentDto, { name, namespace: 'ns', modelConfig: 'm', toolset: ['preset:read-only'], ...extra }))));
+  const update = (name: string, body: object, actor = 'bob') =>
+    as(actor, () => pipeline.run(updateAgent(pipeline.tools(), { namespace: 'ns', name }, parseInput(UpdateAgentDto, body))));
+  const refusal = (promise: Promise<unknown>) => promise.then(() => 'no refusal', (error: AppError) => error.code);
+  const callsFor = (name: string) => helm.calls.filter((call) => call.endsWith(` ${name}`));
+
+  describe('create', () => {
+    it('runs one helm process, records revision 1 and closes the journal entry as succeeded by the context\'s actor', async () => {
+      const answer = await create('one');
+      expect(callsFor('one')).toEqual(['install one']);
+      expect(answer).toMatchObject({ dryRun: false, agent: { revision: 1, helmRevision: 1, createdBy: 'alice', lastOperation: { kind: 'create', state: 'succeeded', actor: 'alice' } } });
+      expect(answer.manifests).toBe('kind: Agent # r1');
+    });
+
+    it('answers a dry run from helm template and writes nothing', async () => {
+      const answer = await create('dry', { dryRun: true });
+      expect(answer).toMatchObject({ dryRun: true, agent: null, manifests: expect.stringContaining('name: dry') });
+      expect(callsFor('dry')).toEqual(['template dry']);
+      expect(await repository.findActive('ns', 'dry')).toBeNull();
+    });
+
+    it('refuses an agent that exists with 409 before any helm run or journal entry', async () => {
+      await create('twice');
+      helm.calls.length = 0;
+      await expect(refusal(create('twice'))).resolves.toBe('conflict');
+      expect(callsFor('twice')).toEqual([]);
+      expect((await repository.lastOperation('ns', 'twice'))?.kind).toBe('create');
+    });
+
+    it('journals a release helm refuses (name in use) as a failed create and records no agent', async () => {
+      helm.releases.set('ns/foreign', { name: 'foreign', namespace: 'ns', revision: 1, status: 'deployed', description: '', values: {}, manifest: '' });
+      await expect(refusal(create('foreign'))).resolves.toBe('conflict');
+      expect(await repository.findActive('ns', 'foreign')).toBeNull();
+      expect(await repository.lastOperation('ns', 'foreign')).toMatchObject({ kind: 'create', state: 'failed', errorCode: 'conflict' });
+    });
+  });
+
+  describe('update', () => {
+    it('answers changed: false without any helm run when nothing changes', async () => {
+      await create('same');
+      helm.calls.length = 0;
+      await expect(update('same', { toolset: ['preset:read-only'] })).resolves.toMatchObject({ changed: false });
+      expect(callsFor('same')).toEqual([]);
+    });
+
+    it('refuses a stale expectedVersion with 412 before any helm run', async () => {
+      await create('stale');
+      await update('stale', { description: 'v2' });
+      helm.calls.length = 0;
+      await expect(refusal(update('stale', { description: 'v3', expectedVersion: 1 }))).resolves.toBe('precondition_failed');
+      expect(callsFor('stale')).toEqual([]);
+    });
+
+    it('queues concurrent updates: without a version they apply one after another in arrival order', async () => {
+      await create('queue');
+      helm.delayMs = 30;
+      try {
+        const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((text) => update('queue', { description: text })));
+        expect(answers.map((a) => a.agent.revision)).toEqual([2, 3, 4, 5, 6]);
+      } finally {
+        helm.delayMs = 0;
+      }
+      const revisions = await repository.revisions((await repository.findActive('ns', 'queue'))!.id);
+      expect(revisions.map((r) => r.values.description)).toEqual(['', 'a', 'b', 'c', 'd', 'e']);
+    });
+
+    it('answers 412, not 409, to queued updates whose expectedVersion went stale while they waited', async () => {
+      const created = await create('race');
+      helm.delayMs = 30;
+      try {
+        const outcomes = await Promise.all(
+          ['a', 'b', 'c', 'd'].map((text) => update('race', { description: text, expectedVersion: created.agent!.version }).then(() => 'applied', (error: AppError) => error.code)),
+        );
+        expect(outcomes.sort()).toEqual(['applied', 'precondition_failed', 'precondition_failed', 'precondition_failed']);
+      } finally {
+        helm.delayMs = 0;
+      }
+      expect(callsFor('race').filter((call) => call.startsWith('upgrade'))).toHaveLength(1);
+    });
+
+    it('closes the operation failed with helm\'s message and leaves the agent as it was when helm fails', async () => {
+      await create('broken');
+      helm.failNext = new AppError('backend_error', 'helm upgrade failed: the cluster is gone');
+      await expect(refusal(update('broken', { description: 'never' }))).resolves.toBe('backend_error');
+      const agent = await repository.findActive('ns', 'broken');
+      expect(agent).toMatchObject({ revision: 1, values: { description: '' } });
+      expect(agent?.lastOperation).toMatchObject({ kind: 'update', state: 'failed', errorMessage: 'helm upgrade failed: the cluster is gone' });
+    });
+  });
+
+  describe('rollback and delete', () => {
+    it('rolls back with one helm upgrade to the revision\'s values, recorded as a new revision', async () => {
+      await create('back');
+      await update('back', { description: 'v2' });
+      helm.calls.length = 0;
+      const answer = await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'back' }, parseInput(RollbackAgentDto, { revision: 1 }))));
+      expect(callsFor('back')).toEqual(['upgrade back']);
+      expect(answer).toMatchObject({ rolledBackTo: 1, after: { description: '' }, agent: { revision: 3, updatedBy: 'carol' } });
+    });
+
+    it('deletes with one helm uninstall and keeps the record as deleted', async () => {
+      await create('gone');
+      helm.calls.length = 0;
+      const answer = await as('dave', () => pipeline.run(deleteAgent(pipeline.tools(), { namespace: 'ns', name: 'gone' }, parseInput(DeleteAgentDto, {}))));
+      expect(callsFor('gone')).toEqual(['uninstall gone']);
+      expect(answer).toMatchObject({ releaseRemoved: true, deleted: { state: 'deleted', updatedBy: 'dave' } });
+      expect(await repository.findActive('ns', 'gone')).toBeNull();
+    });
+  });
+});

@@ -1,0 +1,122 @@
+import { isDeepStrictEqual } from 'node:util';
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig, AppError, OperationContexts } from '@app/common';
+import { HelmClient } from '@app/helm';
+import { chartValuesOf, type AgentRecord, type OperationRecord } from '../agents.records.js';
+import { AgentsRepository } from '../agents.repository.js';
+import type { AgentDto } from '../agents.responses.js';
+import type { ChartValues } from '../agents.types.js';
+import { agentView } from '../agents.views.js';
+import { AgentWrites, type HeldLease } from '../agent-writes.service.js';
+import { OperationRecovery } from '../operation-recovery.service.js';
+import type { PlanTools, WritePlan } from './write-plan.js';
+
+/**
+ * The order every write follows, written once: idempotency claim → checks → dry-run answer →
+ * the agent's lock (waiting in line) → settle interrupted operations → checks again → journal
+ * the intent → the one helm call → record → answer. Each operation is a plan (writes/*.ts).
+ */
+@Injectable()
+export class WritePipeline {
+  private readonly logger = new Logger(WritePipeline.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly repository: AgentsRepository,
+    private readonly helm: HelmClient,
+    private readonly writes: AgentWrites,
+    private readonly recovery: OperationRecovery,
+  ) {}
+
+  /** What plans work with, for the current operation context's actor. */
+  tools(): PlanTools {
+    return {
+      repository: this.repository,
+      helm: this.helm,
+      chart: { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION },
+      actor: OperationContexts.current().actor,
+      view: (record) => this.view(record),
+    };
+  }
+
+  async view(record: AgentRecord): Promise<AgentDto> {
+    return agentView(record, await this.repository.lastOperation(record.namespace, record.name, record.id));
+  }
+
+  run<C, A>(plan: WritePlan<C, A>): Promise<A> {
+    const key = plan.dryRun ? undefined : plan.idempotencyKey;
+    const hashed = { op: plan.kind, ref: { namespace: plan.namespace, name: plan.name }, request: plan.request };
+    return this.writes.idempotent(key, hashed, async () => {
+      const checked = await plan.check();
+      const unchanged = await plan.unchanged?.(checked);
+      if (unchanged !== undefined) return unchanged;
+      if (plan.dryRun) return plan.preview(checked);
+      return this.exclusive(plan);
+    });
+  }
+
+  private exclusive<C, A>(plan: WritePlan<C, A>): Promise<A> {
+    const { namespace, name } = plan;
+    let stuck: OperationRecord[] = [];
+    const settle = async () => {
+      stuck = await this.recovery.settle(namespace, name, { freeStuckRelease: plan.freeStuckRelease });
+    };
+    return this.writes.exclusive(namespace, name, settle, async (operationId, lease) => {
+      const checked = await plan.check();
+      const unchanged = await plan.unchanged?.(checked);
+      if (unchanged !== undefined) return unchanged;
+      const operation = await this.repository.startOperation({
+        id: operationId,
+        kind: plan.kind,
+        namespace,
+        name,
+        request: plan.request,
+        actor: OperationContexts.current().actor,
+        owner: this.writes.replica,
+        ...plan.journal(checked),
+      });
+      const applied = await this.journaled(operation, () => plan.apply(checked, stuck));
+      const recorded = await this.record(operation, lease, applied.helmRevision, () => plan.record(checked, applied, operationId));
+      // Under the lease still: no sweep resolves them meanwhile.
+      if (stuck.length > 0) await this.recovery.supersede(stuck, operationId);
+      return plan.answer(checked, applied, recorded);
+    });
+  }
+
+  /** Runs the helm call; on failure the operation is closed failed with helm's message. */
+  private async journaled<T>(operation: OperationRecord, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      const failure = error instanceof AppError ? error : new AppError('backend_error', `helm failed: ${(error as Error).message}`);
+      await this.repository.failOperation(operation.id, failure.code, failure.message);
+      this.logger.warn(`${operation.kind} ${operation.namespace}/${operation.name} failed (operation ${operation.id}): ${failure.message}`);
+      throw failure;
+    }
+  }
+
+  /**
+   * Records what helm applied. When that cannot be done (the store failed, or this replica lost
+   * its lock on the agent) the operation stays pending, to be recorded from what helm holds by
+   * the next write on the agent or the recovery sweep, and the caller is told exactly that.
+   */
+  private async record<T>(operation: OperationRecord, lease: HeldLease, helmRevision: number | null, write: () => Promise<T>): Promise<T> {
+    const applied = `helm applied the ${operation.kind} of ${operation.namespace}/${operation.name}${helmRevision ? ` (release revision ${helmRevision})` : ''}`;
+    const after = `operation ${operation.id} stays pending and is recorded from what helm holds by the next write on this agent or the recovery sweep; read the agent again before retrying`;
+    if (lease.lost) throw new AppError('backend_error', `${applied}, but this replica lost its lock on the agent before recording it; ${after}`);
+    try {
+      return await write();
+    } catch (error) {
+      this.logger.error(`recording operation ${operation.id} failed: ${(error as Error).stack ?? String(error)}`);
+      throw new AppError('backend_error', `${applied}, but recording it in the store failed (${(error as Error).message}); ${after}`);
+    }
+  }
+}
+
+const valuesLogger = new Logger('HelmValues');
+
+/** The values helm reports for the revision it applied; a difference from what was written is logged, helm's win. */
+export function appliedValues(target: { namespace: string; name: string }, reported: Record<string, unknown>, written: ChartValues): ChartValues {
+  if (!isDeepStrictEqual(reported, written)) valuesLogger.warn(`helm reports other values for ${target.namespace}/${target.name} than were written; recording helm's`);
+  return chartValuesOf(reported);
+}

@@ -1,0 +1,57 @@
+import type { ChartSource, HelmClient } from '@app/helm';
+import type { AgentRecord, OperationRecord } from '../agents.records.js';
+import type { AgentsRepository } from '../agents.repository.js';
+import type { AgentDto } from '../agents.responses.js';
+import type { ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
+
+/** What the one helm call of a write left behind, as helm reported it. */
+export interface Applied {
+  /** The helm release revision now deployed; null when the release is gone (delete). */
+  helmRevision: number | null;
+  /** The values helm recorded for that revision. */
+  values: ChartValues | null;
+  /** The manifest helm applied ('' for a delete). */
+  manifests: string;
+  /** Whether helm removed a release (delete only). */
+  releaseRemoved?: boolean;
+}
+
+/** What a plan may use: the store, helm, the chart, and the agent's view for answers. */
+export interface PlanTools {
+  repository: AgentsRepository;
+  helm: HelmClient;
+  chart: ChartSource;
+  /** Who acts (the operation context's actor), for the journal and the revisions. */
+  actor: string;
+  /** The agent as answers show it, its last operation included. */
+  view(record: AgentRecord): Promise<AgentDto>;
+}
+
+/**
+ * One write operation's own rules; the order they run in is the pipeline's (write-pipeline.ts).
+ * `check` reads the store only: it runs before the lock (a fast refusal, and the dry run's
+ * basis) and again under it, where another replica's write counts.
+ */
+export interface WritePlan<Checked, Answer> {
+  kind: OperationKind;
+  namespace: string;
+  name: string;
+  dryRun: boolean;
+  idempotencyKey?: string;
+  /** The request as journaled and hashed for idempotency (without the key). */
+  request: Record<string, unknown>;
+  check(): Promise<Checked>;
+  /** An answer when the write would change nothing: then no lock is taken and no helm runs. */
+  unchanged?(checked: Checked): Promise<Answer | undefined>;
+  /** The dry run's answer: what the write would do, from the checked state; writes nothing. */
+  preview(checked: Checked): Promise<Answer>;
+  /** What the journal records before helm runs, for recovery after a crash. */
+  journal(checked: Checked): { agentId?: string; intent?: OperationIntent; baseHelmRevision: number | null };
+  /** The one helm call. `stuck` holds interrupted operations a rollback was asked to free. */
+  apply(checked: Checked, stuck: OperationRecord[]): Promise<Applied>;
+  /** Records what helm applied, closing the operation as succeeded in the same transaction. */
+  record(checked: Checked, applied: Applied, operationId: string): Promise<AgentRecord>;
+  answer(checked: Checked, applied: Applied, record: AgentRecord): Promise<Answer>;
+  /** Only a rollback asks to free a release helm holds pending-* from an interrupted run. */
+  freeStuckRelease?: boolean;
+}
