@@ -1,5 +1,4 @@
 import { AppError } from '@app/common';
-import type { AgentSpec } from './agents.types.js';
 
 /** Where a page ended: the listing's sort key, so a cursor survives the deletion of its agent. */
 export interface CursorKey {
@@ -20,23 +19,4 @@ export function decodeCursor(cursor: string): CursorKey {
     // fall through to the refusal
   }
   throw AppError.invalid([{ path: 'cursor', message: 'cursor is not one this service issued: pass nextCursor from the previous page, or omit it' }]);
-}
-
-/** The listing's order: namespace, name, id, by code point (the same whatever the database's collation). */
-export function compareKeys(a: CursorKey, b: CursorKey): number {
-  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-  return cmp(a.namespace, b.namespace) || cmp(a.name, b.name) || cmp(a.id, b.id);
-}
-
-export function isAfter(row: CursorKey, key: CursorKey): boolean {
-  return compareKeys(row, key) > 0;
-}
-
-/** `key=value` matches that label exactly; `key` matches any value. */
-export function matchesLabel(spec: AgentSpec, selector?: string): boolean {
-  if (!selector) return true;
-  const labels = spec.labels ?? {};
-  const at = selector.indexOf('=');
-  if (at < 0) return Object.hasOwn(labels, selector);
-  return labels[selector.slice(0, at)] === selector.slice(at + 1);
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Prisma, Store, type StoreClient } from '@app/store';
+import { Prisma, Store, type AgentRow, type StoreClient } from '@app/store';
+import type { CursorKey } from './agents.paging.js';
 import {
   toAgentRecord,
   toOperationRecord,
@@ -8,22 +9,44 @@ import {
   type AgentRecord,
   type AgentWithLastOperation,
   type OperationRecord,
+  type RevisionKind,
   type RevisionRecord,
 } from './agents.records.js';
 import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
-import { compareKeys, isAfter, matchesLabel, type CursorKey } from './agents.paging.js';
+
+export type { AgentWithLastOperation } from './agents.records.js';
 
 export interface AppliedChange {
   spec: AgentSpec;
   values: ChartValues;
   helmRevision: number | null;
-  kind: 'create' | 'update' | 'rollback';
+  kind: RevisionKind;
   actor: string;
   operationId: string;
   rolledBackTo?: number;
   /** The chart the change was applied with, when it differs from the agent's. */
   chart?: { ref: string; version?: string };
 }
+
+export interface AgentListFilter {
+  namespace?: string;
+  /** Both states when absent. */
+  state?: 'active' | 'deleted';
+  /** `key=value` matches that label exactly; `key` matches any value. */
+  label?: string;
+  /** Where the previous page ended: the page starts after this key (its agent may be gone). */
+  after?: CursorKey;
+  limit: number;
+}
+
+export interface AgentPage {
+  /** In listing order: namespace, name, id by code point. */
+  items: AgentWithLastOperation[];
+  /** Whether agents follow the last item. */
+  more: boolean;
+}
+
+type Tx = Pick<StoreClient, 'agent' | 'agentLabel' | 'agentRevision' | 'operation' | '$queryRaw' | '$executeRaw'>;
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
 
@@ -36,39 +59,50 @@ export class AgentsRepository {
     return this.store.client;
   }
 
+  /**
+   * One snapshot for several reads: a write recorded in between (agent and operation commit
+   * together) must not show its operation succeeded next to the agent as it was before it.
+   */
+  private snapshot<T>(read: (tx: Tx) => Promise<T>): Promise<T> {
+    // the SQLite client's type knows only Serializable; the PostgreSQL client takes RepeatableRead
+    const isolationLevel = (this.store.provider === 'postgresql' ? 'RepeatableRead' : 'Serializable') as Prisma.TransactionIsolationLevel;
+    return this.db.$transaction(read, { isolationLevel });
+  }
+
   async findActive(namespace: string, name: string): Promise<AgentWithLastOperation | null> {
-    // One snapshot for both reads: a write recorded in between (agent and operation commit
-    // together) must not show its operation succeeded next to the agent before it.
-    return this.db.$transaction(
-      async (tx) => {
-        const agent = await tx.agent.findUnique({ where: { activeKey: activeKey(namespace, name) } });
-        if (!agent) return null;
-        const last = await lastOperationIn(tx, namespace, name, agent.id);
-        return { ...toAgentRecord(agent), lastOperation: last && toOperationRecord(last) };
-      },
-      // the SQLite client's type knows only Serializable; the PostgreSQL client takes RepeatableRead
-      { isolationLevel: (this.store.provider === 'postgresql' ? 'RepeatableRead' : 'Serializable') as Prisma.TransactionIsolationLevel },
-    );
-  }
-
-  async lastOperation(namespace: string, name: string, agentId?: string): Promise<OperationRecord | null> {
-    const last = await lastOperationIn(this.db, namespace, name, agentId);
-    return last && toOperationRecord(last);
-  }
-
-  /** One page of agents in (namespace, name, id) order after the cursor, with their last operations. */
-  async listPage(filter: { namespace?: string; state?: 'active' | 'deleted'; label?: string; after?: CursorKey; limit: number }): Promise<{ items: AgentWithLastOperation[]; more: boolean }> {
-    const rows = await this.db.agent.findMany({
-      where: { namespace: filter.namespace, state: filter.state },
-      orderBy: [{ namespace: 'asc' }, { name: 'asc' }, { id: 'asc' }],
+    return this.snapshot(async (tx) => {
+      const agent = await tx.agent.findUnique({ where: { activeKey: activeKey(namespace, name) } });
+      return agent ? (await withLastOperations(tx, [agent]))[0] : null;
     });
-    const matching = rows
-      .map(toAgentRecord)
-      .filter((row) => matchesLabel(row.spec, filter.label) && (!filter.after || isAfter(row, filter.after)))
-      .sort(compareKeys);
-    const page = matching.slice(0, filter.limit);
-    const items = await Promise.all(page.map(async (agent) => ({ ...agent, lastOperation: await this.lastOperation(agent.namespace, agent.name, agent.id) })));
-    return { items, more: matching.length > filter.limit };
+  }
+
+  /**
+   * The operation last started on the agent `agentId` (a create of its name that never got an
+   * agent counts while it is active), or without `agentId` on any agent of that name.
+   */
+  async lastOperation(namespace: string, name: string, agentId?: string): Promise<OperationRecord | null> {
+    if (agentId) {
+      const agent = await this.db.agent.findUnique({ where: { id: agentId }, select: { lastOperationId: true } });
+      const row = agent?.lastOperationId ? await this.db.operation.findUnique({ where: { id: agent.lastOperationId } }) : null;
+      return row ? toOperationRecord(row) : null;
+    }
+    const row = await this.db.operation.findFirst({ where: { namespace, name }, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }] });
+    return row ? toOperationRecord(row) : null;
+  }
+
+  /**
+   * One page of agents in listing order, filtered, paged and ordered in the database through an
+   * index; it loads the page's agents and their last operations, never more.
+   */
+  async listPage(filter: AgentListFilter): Promise<AgentPage> {
+    return this.snapshot(async (tx) => {
+      const keys = await tx.$queryRaw<{ id: string }[]>(pageQuery(filter));
+      const ids = keys.slice(0, filter.limit).map((k) => k.id);
+      const rows = await tx.agent.findMany({ where: { id: { in: ids } } });
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      const ordered = ids.flatMap((id) => byId.get(id) ?? []);
+      return { items: await withLastOperations(tx, ordered), more: keys.length > filter.limit };
+    });
   }
 
   async revisions(agentId: string): Promise<RevisionRecord[]> {
@@ -78,10 +112,13 @@ export class AgentsRepository {
 
   async revision(agentId: string, revision: number): Promise<RevisionRecord | null> {
     const row = await this.db.agentRevision.findUnique({ where: { agentId_revision: { agentId, revision } } });
-    return row && toRevisionRecord(row);
+    return row ? toRevisionRecord(row) : null;
   }
 
-  /** Journals a write before helm runs, with what it means to apply (for recovery after a crash). */
+  /**
+   * Journals a write before helm runs, with what it means to apply (for recovery after a crash),
+   * and makes it the last operation of its agent (by id, or the active agent of its name).
+   */
   async startOperation(input: {
     id: string;
     kind: OperationKind;
@@ -94,27 +131,32 @@ export class AgentsRepository {
     intent?: OperationIntent;
     baseHelmRevision?: number | null;
   }): Promise<OperationRecord> {
-    const row = await this.db.operation.create({
-      data: {
-        id: input.id,
-        kind: input.kind,
-        namespace: input.namespace,
-        name: input.name,
-        agentId: input.agentId ?? null,
-        state: 'pending',
-        request: json(input.request),
-        actor: input.actor,
-        owner: input.owner,
-        intent: input.intent ? json(input.intent) : undefined,
-        baseHelmRevision: input.baseHelmRevision ?? null,
-      },
+    return this.db.$transaction(async (tx) => {
+      const row = await tx.operation.create({
+        data: {
+          id: input.id,
+          kind: input.kind,
+          namespace: input.namespace,
+          name: input.name,
+          agentId: input.agentId ?? null,
+          state: 'pending',
+          request: json(input.request),
+          actor: input.actor,
+          owner: input.owner,
+          intent: input.intent ? json(input.intent) : undefined,
+          baseHelmRevision: input.baseHelmRevision ?? null,
+        },
+      });
+      // raw, so that the agent's updatedAt (Prisma's @updatedAt) keeps meaning "last change applied"
+      if (input.agentId) await tx.$executeRaw`UPDATE "Agent" SET "lastOperationId" = ${row.id} WHERE "id" = ${input.agentId}`;
+      else await tx.$executeRaw`UPDATE "Agent" SET "lastOperationId" = ${row.id} WHERE "activeKey" = ${activeKey(input.namespace, input.name)}`;
+      return toOperationRecord(row);
     });
-    return toOperationRecord(row);
   }
 
   async operation(id: string): Promise<OperationRecord | null> {
     const row = await this.db.operation.findUnique({ where: { id } });
-    return row && toOperationRecord(row);
+    return row ? toOperationRecord(row) : null;
   }
 
   async pendingOperations(of?: { namespace: string; name: string }): Promise<OperationRecord[]> {
@@ -124,7 +166,7 @@ export class AgentsRepository {
 
   async agentById(id: string): Promise<AgentRecord | null> {
     const row = await this.db.agent.findUnique({ where: { id } });
-    return row && toAgentRecord(row);
+    return row ? toAgentRecord(row) : null;
   }
 
   /** Closes a pending operation as failed; false when it was no longer pending. */
@@ -133,7 +175,7 @@ export class AgentsRepository {
     return closed.count === 1;
   }
 
-  /** Records a create: the agent, its revision 1 and the operation's success, at once. */
+  /** Records a create: the agent, its labels, its revision 1 and the operation's success, at once. */
   async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange): Promise<AgentRecord> {
     const id = randomUUID();
     return this.db.$transaction(async (tx) => {
@@ -152,15 +194,17 @@ export class AgentsRepository {
           helmRevision: change.helmRevision,
           createdBy: change.actor,
           updatedBy: change.actor,
+          lastOperationId: change.operationId,
         },
       });
+      await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
       await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
       return toAgentRecord(agent);
     });
   }
 
-  /** Records an update or rollback: the agent's new state, a new revision, the operation's success. */
+  /** Records an update or rollback: the agent's new state and labels, a new revision, the operation's success. */
   async recordChange(agent: AgentRecord, change: AppliedChange): Promise<AgentRecord> {
     const revision = agent.revision + 1;
     return this.db.$transaction(async (tx) => {
@@ -176,23 +220,86 @@ export class AgentsRepository {
           updatedBy: change.actor,
         },
       });
+      await tx.agentLabel.deleteMany({ where: { agentId: agent.id } });
+      await tx.agentLabel.createMany({ data: labelRows(updated, change.spec) });
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
       await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
       return toAgentRecord(updated);
     });
   }
 
-  /** Marks the agent deleted (its history is kept) and the operation succeeded. */
+  /** Marks the agent deleted (its history and labels are kept) and the operation succeeded. */
   async recordDelete(agent: AgentRecord, operationId: string, actor: string): Promise<AgentRecord> {
     return this.db.$transaction(async (tx) => {
       const deleted = await tx.agent.update({
         where: { id: agent.id },
         data: { state: 'deleted', activeKey: null, deletedAt: new Date(), updatedBy: actor, version: { increment: 1 } },
       });
+      await tx.agentLabel.updateMany({ where: { agentId: agent.id }, data: { state: 'deleted' } });
       await closeSucceeded(tx, operationId, {});
       return toAgentRecord(deleted);
     });
   }
+}
+
+/** The agents as records with their last operations, read by key in one query. */
+async function withLastOperations(tx: Tx, rows: AgentRow[]): Promise<AgentWithLastOperation[]> {
+  const ids = rows.flatMap((row) => (row.lastOperationId ? [row.lastOperationId] : []));
+  const operations = ids.length > 0 ? await tx.operation.findMany({ where: { id: { in: ids } } }) : [];
+  const byId = new Map(operations.map((op) => [op.id, op]));
+  return rows.map((row) => {
+    const last = row.lastOperationId ? byId.get(row.lastOperationId) : undefined;
+    return { ...toAgentRecord(row), lastOperation: last ? toOperationRecord(last) : null };
+  });
+}
+
+/**
+ * The ids of a page and one more, in listing order. Each branch reads one index in that order
+ * from the cursor on: Agent(state, namespace, name, id) or Agent(namespace, name, id) without a
+ * label; AgentLabel(key[, value], state, namespace, name, agentId) with one. A label filter over
+ * both states merges one branch per state.
+ */
+function pageQuery(filter: AgentListFilter): Prisma.Sql {
+  const limit = filter.limit + 1;
+  if (!filter.label) {
+    const where = conditions([filter.state ? Prisma.sql`"state" = ${filter.state}` : null, ...pageConditions(filter, '"id"')]);
+    return Prisma.sql`SELECT "id" FROM "Agent" ${where} ORDER BY "namespace", "name", "id" LIMIT ${limit}`;
+  }
+  const at = filter.label.indexOf('=');
+  const label =
+    at < 0 ? [Prisma.sql`"key" = ${filter.label}`] : [Prisma.sql`"key" = ${filter.label.slice(0, at)}`, Prisma.sql`"value" = ${filter.label.slice(at + 1)}`];
+  const branch = (state: string) => {
+    const where = conditions([...label, Prisma.sql`"state" = ${state}`, ...pageConditions(filter, '"agentId"')]);
+    return Prisma.sql`SELECT "agentId" AS "id", "namespace", "name" FROM "AgentLabel" ${where} ORDER BY "namespace", "name", "agentId" LIMIT ${limit}`;
+  };
+  if (filter.state) return branch(filter.state);
+  return Prisma.sql`SELECT "id" FROM (
+      SELECT * FROM (${branch('active')}) AS "active" UNION ALL SELECT * FROM (${branch('deleted')}) AS "deleted"
+    ) AS "page" ORDER BY "namespace", "name", "id" LIMIT ${limit}`;
+}
+
+function pageConditions(filter: AgentListFilter, idColumn: '"id"' | '"agentId"'): Prisma.Sql[] {
+  const after = filter.after;
+  return [
+    filter.namespace !== undefined ? Prisma.sql`"namespace" = ${filter.namespace}` : null,
+    after ? Prisma.sql`("namespace", "name", ${Prisma.raw(idColumn)}) > (${after.namespace}, ${after.name}, ${after.id})` : null,
+  ].filter((c): c is Prisma.Sql => c !== null);
+}
+
+function conditions(parts: (Prisma.Sql | null)[]): Prisma.Sql {
+  const present = parts.filter((c): c is Prisma.Sql => c !== null);
+  return present.length > 0 ? Prisma.sql`WHERE ${Prisma.join(present, ' AND ')}` : Prisma.empty;
+}
+
+function labelRows(agent: AgentRow, spec: AgentSpec) {
+  return Object.entries(spec.labels ?? {}).map(([key, value]) => ({
+    agentId: agent.id,
+    key,
+    value,
+    namespace: agent.namespace,
+    name: agent.name,
+    state: agent.state,
+  }));
 }
 
 /**
@@ -221,11 +328,4 @@ function revisionData(agentId: string, revision: number, change: AppliedChange) 
     operationId: change.operationId,
     rolledBackTo: change.rolledBackTo ?? null,
   };
-}
-
-function lastOperationIn(db: Pick<StoreClient, 'operation'>, namespace: string, name: string, agentId?: string) {
-  return db.operation.findFirst({
-    where: agentId ? { OR: [{ agentId }, { namespace, name, agentId: null }] } : { namespace, name },
-    orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
-  });
 }

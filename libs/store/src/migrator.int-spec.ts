@@ -1,12 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { freshPostgresDatabase, testPostgresUrl } from '../../../test/pg/fresh-database.js';
-import { loadMigrations, migrate, type StoreProvider } from './migrator.js';
+import { loadMigrations, migrate, migrationsRoot, sqlitePath, type StoreProvider } from './migrator.js';
 import { Store } from './store.js';
 
 const TABLE = '_agent_manager_migrations';
@@ -19,6 +20,7 @@ interface Target {
   provider: StoreProvider;
   fresh(): Promise<{ url: string; drop(): Promise<void> }>;
   exec(url: string, sql: string, params: unknown[]): Promise<void>;
+  query<T>(url: string, sql: string): Promise<T[]>;
 }
 
 const sqlite: Target = {
@@ -36,6 +38,14 @@ const sqlite: Target = {
       db.close();
     }
   },
+  query: async <T>(url: string, sql: string) => {
+    const db = new Database(url.slice('file:'.length));
+    try {
+      return db.prepare(sql).all() as T[];
+    } finally {
+      db.close();
+    }
+  },
 };
 
 const postgresServer = testPostgresUrl();
@@ -47,6 +57,15 @@ const postgresql: Target = {
     await client.connect();
     try {
       await client.query(sql, params);
+    } finally {
+      await client.end();
+    }
+  },
+  query: async <T>(url: string, sql: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query(sql)).rows as T[];
     } finally {
       await client.end();
     }
@@ -137,6 +156,150 @@ describe.each(targets.map((t) => [t.provider, t] as const))('store migrations (%
         await Promise.all(stores.map((s) => s.client.$disconnect()));
       }
     } finally {
+      await db.drop();
+    }
+  });
+});
+
+/** A store as migration 0002 left it, written row by row: two agents of one name (one deleted), revisions, a journal. */
+async function seedAt0002(target: Target, url: string): Promise<void> {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString().replace('Z', '+00:00');
+  const agent = (id: string, name: string, state: string, labels: Record<string, string> | undefined, deletedAt: string | null) =>
+    target.exec(
+      url,
+      `INSERT INTO "Agent" ("id", "namespace", "name", "activeKey", "state", "spec", "values", "chartRef", "revision", "version", "createdAt", "updatedAt", "deletedAt", "createdBy", "updatedBy")
+       VALUES ($1, 'n', $2, $3, $4, $5, '{}', 'chart', 1, 1, $6, $7, $8, 't', 't')`,
+      [id, name, state === 'active' ? `n/${name}` : null, state, JSON.stringify({ modelConfig: 'm', toolset: ['preset:none'], labels }), at(0), at(0), deletedAt],
+    );
+  const revision = (id: string, agentId: string, revision: number) =>
+    target.exec(
+      url,
+      `INSERT INTO "AgentRevision" ("id", "agentId", "revision", "kind", "spec", "values", "createdAt", "createdBy") VALUES ($1, $2, $3, 'update', '{}', '{}', $4, 't')`,
+      [id, agentId, revision, at(revision)],
+    );
+  const operation = (id: string, agentId: string | null, name: string, kind: string, state: string, second: number) =>
+    target.exec(
+      url,
+      `INSERT INTO "Operation" ("id", "agentId", "namespace", "name", "kind", "state", "request", "actor", "startedAt") VALUES ($1, $2, 'n', $3, $4, $5, '{}', 't', $6)`,
+      [id, agentId, name, kind, state, at(second)],
+    );
+  await agent('a1', 'a', 'active', { team: 'sre', tier: 'gold' }, null);
+  await agent('d1', 'b', 'deleted', { team: 'ops' }, at(4));
+  await agent('a2', 'b', 'active', undefined, null);
+  await revision('r1', 'a1', 1);
+  await revision('r2', 'a1', 2);
+  await revision('r3', 'd1', 1);
+  await revision('r4', 'a2', 1);
+  await operation('op0', null, 'b', 'create', 'failed', 0);
+  await operation('op1', 'a1', 'a', 'create', 'succeeded', 1);
+  await operation('op2', 'a1', 'a', 'update', 'succeeded', 2);
+  await operation('op3', null, 'a', 'create', 'failed', 3);
+  await operation('op4', 'd1', 'b', 'create', 'succeeded', 1);
+  await operation('op5', 'd1', 'b', 'delete', 'succeeded', 3);
+  await operation('op6', 'a2', 'b', 'create', 'succeeded', 5);
+}
+
+/** A migrations folder holding the project's migrations up to 0002 and, optionally, others. */
+function migrationsUpTo0002(provider: StoreProvider, extra: Record<string, string> = {}): { root: string; remove(): void } {
+  const root = mkdtempSync(join(tmpdir(), 'migrations-'));
+  for (const m of loadMigrations(provider).filter((m) => m.name <= '0002_z')) {
+    cpSync(join(migrationsRoot(), provider, m.name), join(root, provider, m.name), { recursive: true });
+  }
+  for (const [name, from] of Object.entries(extra)) cpSync(from, join(root, provider, name), { recursive: true });
+  return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+const rebuildAgent = (provider: StoreProvider) => join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'rebuild-agent', provider);
+
+describe.each(targets.map((t) => [t.provider, t] as const))('a migration over a populated store (%s)', (provider, target) => {
+  let db: { url: string; drop(): Promise<void> };
+  afterEach(() => db?.drop());
+
+  const count = async (sql: string) => Number((await target.query<{ n: number | string }>(db.url, sql))[0].n);
+
+  it('keeps every revision and operation through a migration that rebuilds the Agent table', async () => {
+    db = await target.fresh();
+    const before = migrationsUpTo0002(provider);
+    const migrations = migrationsUpTo0002(provider, { '0002_9_rebuild_agent': rebuildAgent(provider) });
+    try {
+      await migrate(provider, db.url, before.root);
+      await seedAt0002(target, db.url);
+      expect(await migrate(provider, db.url, migrations.root)).toEqual(['0002_9_rebuild_agent']);
+    } finally {
+      before.remove();
+      migrations.remove();
+    }
+    expect(await count(`SELECT count(*) AS n FROM "Agent"`)).toBe(3);
+    expect(await count(`SELECT count(*) AS n FROM "AgentRevision"`)).toBe(4);
+    expect(await count(`SELECT count(*) AS n FROM "Operation" WHERE "agentId" IS NOT NULL`)).toBe(5);
+  });
+
+  it('fills the label table and each agent last operation from the rows already stored (0003)', async () => {
+    db = await target.fresh();
+    const migrations = migrationsUpTo0002(provider);
+    try {
+      await migrate(provider, db.url, migrations.root);
+    } finally {
+      migrations.remove();
+    }
+    await seedAt0002(target, db.url);
+    expect(await migrate(provider, db.url)).toContain('0003_lists_in_sql');
+    const labels = await target.query<{ agentId: string; key: string; value: string; state: string }>(
+      db.url,
+      `SELECT "agentId", "key", "value", "state" FROM "AgentLabel" ORDER BY "agentId", "key"`,
+    );
+    expect(labels).toEqual([
+      { agentId: 'a1', key: 'team', value: 'sre', state: 'active' },
+      { agentId: 'a1', key: 'tier', value: 'gold', state: 'active' },
+      { agentId: 'd1', key: 'team', value: 'ops', state: 'deleted' },
+    ]);
+    const last = await target.query<{ id: string; lastOperationId: string }>(db.url, `SELECT "id", "lastOperationId" FROM "Agent" ORDER BY "id"`);
+    // a1: the failed create of its name after it was created; d1: its delete; a2: its create
+    expect(last).toEqual([
+      { id: 'a1', lastOperationId: 'op3' },
+      { id: 'a2', lastOperationId: 'op6' },
+      { id: 'd1', lastOperationId: 'op5' },
+    ]);
+    expect(await count(`SELECT count(*) AS n FROM "AgentRevision"`)).toBe(4);
+  });
+});
+
+describe('the same rebuild without the migrator (sqlite)', () => {
+  it('loses the revisions when run in a transaction with foreign keys on, as the migrator once did', async () => {
+    const db = await sqlite.fresh();
+    const migrations = migrationsUpTo0002('sqlite');
+    try {
+      await migrate('sqlite', db.url, migrations.root);
+      await seedAt0002(sqlite, db.url);
+      const raw = new Database(sqlitePath(db.url));
+      try {
+        expect(raw.pragma('foreign_keys', { simple: true })).toBe(1);
+        raw.transaction(() => raw.exec(readFileSync(join(rebuildAgent('sqlite'), 'migration.sql'), 'utf8')))();
+        expect(raw.prepare('SELECT count(*) AS n FROM "AgentRevision"').get()).toEqual({ n: 0 });
+      } finally {
+        raw.close();
+      }
+    } finally {
+      migrations.remove();
+      await db.drop();
+    }
+  });
+
+  it('fails a migration that leaves dangling foreign keys, naming them, and applies none of it', async () => {
+    const db = await sqlite.fresh();
+    const dangling = mkdtempSync(join(tmpdir(), 'dangling-'));
+    writeFileSync(join(dangling, 'migration.sql'), `DELETE FROM "Agent" WHERE "id" = 'a1';`);
+    const before = migrationsUpTo0002('sqlite');
+    const migrations = migrationsUpTo0002('sqlite', { '0002_9_dangling': dangling });
+    try {
+      await migrate('sqlite', db.url, before.root);
+      await seedAt0002(sqlite, db.url);
+      await expect(migrate('sqlite', db.url, migrations.root)).rejects.toThrow(/0002_9_dangling failed: .*AgentRevision row \d+ -> Agent/);
+      expect(await sqlite.query(db.url, `SELECT "id" FROM "Agent" WHERE "id" = 'a1'`)).toEqual([{ id: 'a1' }]);
+    } finally {
+      before.remove();
+      migrations.remove();
+      rmSync(dangling, { recursive: true, force: true });
       await db.drop();
     }
   });

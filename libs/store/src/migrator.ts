@@ -48,8 +48,8 @@ export function sqlitePath(url: string): string {
  * cannot run offline against PostgreSQL here). Each runs in a transaction and is recorded
  * with its checksum; an applied migration whose file changed stops the start.
  */
-export async function migrate(provider: StoreProvider, url: string): Promise<string[]> {
-  const migrations = loadMigrations(provider);
+export async function migrate(provider: StoreProvider, url: string, root = migrationsRoot()): Promise<string[]> {
+  const migrations = loadMigrations(provider, root);
   return provider === 'sqlite' ? migrateSqlite(url, migrations) : migratePostgres(url, migrations);
 }
 
@@ -63,6 +63,12 @@ function checkApplied(applied: Map<string, string>, migrations: Migration[]): Mi
   return migrations.filter((m) => !applied.has(m.name));
 }
 
+/**
+ * SQLite ignores `PRAGMA foreign_keys` inside a transaction, and Prisma rebuilds a table by
+ * copying it and dropping the old one: with foreign keys on, that drop cascades to every row
+ * that references it (revisions, operations). So, as Prisma's own migrate does, foreign keys
+ * go off outside the transaction, and `PRAGMA foreign_key_check` must find nothing before commit.
+ */
 function migrateSqlite(url: string, migrations: Migration[]): string[] {
   const file = sqlitePath(url);
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -70,19 +76,39 @@ function migrateSqlite(url: string, migrations: Migration[]): string[] {
   try {
     db.pragma('journal_mode = WAL');
     db.exec(`CREATE TABLE IF NOT EXISTS "${TABLE}" ("name" TEXT PRIMARY KEY, "checksum" TEXT NOT NULL, "applied_at" TEXT NOT NULL)`);
+    db.pragma('foreign_keys = OFF');
     const run = db.transaction(() => {
       const rows = db.prepare(`SELECT name, checksum FROM "${TABLE}"`).all() as { name: string; checksum: string }[];
       const pending = checkApplied(new Map(rows.map((r) => [r.name, r.checksum])), migrations);
       for (const m of pending) {
         db.exec(m.sql);
+        refuseDanglingKeys(db, m.name);
         db.prepare(`INSERT INTO "${TABLE}" (name, checksum, applied_at) VALUES (?, ?, ?)`).run(m.name, m.checksum, new Date().toISOString());
       }
       return pending.map((m) => m.name);
     });
     return run.immediate();
   } finally {
-    db.close();
+    if (db.open) {
+      db.pragma('foreign_keys = ON');
+      db.close();
+    }
   }
+}
+
+interface ForeignKeyViolation {
+  table: string;
+  rowid: number | null;
+  parent: string;
+}
+
+/** Fails the migration (its transaction rolls back) when it left rows pointing at missing parents. */
+function refuseDanglingKeys(db: Database.Database, migration: string): void {
+  const violations = db.pragma('foreign_key_check') as ForeignKeyViolation[];
+  if (violations.length === 0) return;
+  const shown = violations.slice(0, 10).map((v) => `${v.table} row ${v.rowid ?? '?'} -> ${v.parent}`);
+  const more = violations.length > shown.length ? ` and ${violations.length - shown.length} more` : '';
+  throw new Error(`migration ${migration} failed: it leaves rows whose foreign key points at no row: ${shown.join(', ')}${more}`);
 }
 
 async function migratePostgres(url: string, migrations: Migration[]): Promise<string[]> {
