@@ -1,0 +1,10 @@
+export { ANONYMOUS, describePrincipal, localPrincipal } from './principal.js';
+export type { AuthMethod, Principal } from './principal.js';
+export { ApiTokens, ApiTokensFileError, parseApiTokens, sha256Hex } from './api-tokens.js';
+export type { ApiTokenEntry } from './api-tokens.js';
+export { compilePolicy, parsePolicy, PolicyError } from './policy.js';
+export type { CompiledBinding, CompiledPolicy } from './policy.js';
+export { Authorizer } from './authorizer.js';
+export type { NamespaceScope } from './authorizer.js';
+export { isNamespacePattern, namespaceMatcher, namespacePatternToSqlLike } from './namespace-pattern.js';
+export { toolNotAllowed } from './tool-not-allowed.js';
