@@ -52,5 +52,5 @@ export function wwwAuthenticate(resourceMetadataUrl: string, failure?: { descrip
 
 /** A quoted-string's content: no quotes, backslashes or control characters to break the header. */
 function quoted(text: string): string {
-  return text.replace(/[\\"]/g, "'").replace(/[\u0000-\u001f\u007f]/g, ' ');
+  return text.replace(/[\\"]/g, "'").replace(/[^ -~\u0080-\uffff]/g, ' ');
 }
