@@ -56,7 +56,8 @@ export class Authorizer {
   authorize(principal: Principal, operation: string, namespace?: string): void {
     if (this.isAllowed(principal, operation, namespace)) return;
     const where = namespace === undefined ? 'in any namespace' : `in namespace "${namespace}"`;
-    const { patterns } = this.namespacesFor(principal, operation) as { patterns: string[] };
+    const scope = this.namespacesFor(principal, operation);
+    const patterns = scope.all ? [] : scope.patterns;
     const elsewhere = patterns.length > 0 ? ` (it is granted in namespaces ${patterns.map((p) => `"${p}"`).join(', ')})` : '';
     throw new AppError('forbidden', `${operation} ${where} is not granted to ${describePrincipal(principal)}${elsewhere}: ${this.hint}`);
   }
