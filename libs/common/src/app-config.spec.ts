@@ -2,13 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from './app-config.js';
+import { ConfigError, isLoopbackHost, loadConfig } from './app-config.js';
 import { PROJECT_ROOT } from './project-root.js';
 
 describe('loadConfig', () => {
   it('applies the embedded defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ PORT: 8080, HOST: '0.0.0.0', DATABASE_URL: `file:${join(PROJECT_ROOT, 'data', 'agent-manager.db')}`, AGENT_CHART: 'charts/agent', LOG_LEVEL: 'log' });
+    expect(config).toMatchObject({ PORT: 8080, HOST: '127.0.0.1', DATABASE_URL: `file:${join(PROJECT_ROOT, 'data', 'agent-manager.db')}`, AGENT_CHART: 'charts/agent', LOG_LEVEL: 'log' });
     expect(config.storeProvider).toBe('sqlite');
   });
 
@@ -44,5 +44,88 @@ describe('loadConfig', () => {
   ])('stops at start naming %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));
+  });
+
+  it('applies the auth and hardening defaults: auth off, loopback, no CORS', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      OIDC_USERNAME_CLAIM: 'sub',
+      OIDC_GROUPS_CLAIM: 'groups',
+      AUTH_DISABLED: false,
+      KUBE_IMPERSONATE: false,
+      CORS_ORIGINS: [],
+      MCP_SESSION_IDLE_SECONDS: 900,
+      MCP_SESSIONS_PER_PRINCIPAL: 50,
+      BODY_LIMIT_BYTES: 1_048_576,
+    });
+    expect(config.authEnabled).toBe(false);
+    expect(config.AUTH_STDIO_SUBJECT).toMatch(/^local:\S+$/);
+    expect(config.publicUrl).toBe('http://127.0.0.1:8080');
+  });
+
+  it('turns auth on with an issuer and its audience, and impersonation with it', () => {
+    const config = loadConfig({ OIDC_ISSUER_URL: 'https://dex.example.com/', OIDC_AUDIENCE: 'agent-manager', HOST: '0.0.0.0' });
+    expect(config.authEnabled).toBe(true);
+    expect(config.KUBE_IMPERSONATE).toBe(true);
+    expect(loadConfig({ API_TOKENS_FILE: '/etc/am/tokens.yaml', KUBE_IMPERSONATE: 'false' }).KUBE_IMPERSONATE).toBe(false);
+  });
+
+  it('refuses an issuer without an audience, naming OIDC_AUDIENCE', () => {
+    expect(() => loadConfig({ OIDC_ISSUER_URL: 'https://dex.example.com' })).toThrow(/OIDC_AUDIENCE="": required with OIDC_ISSUER_URL/);
+  });
+
+  it('refuses to serve without auth on a non-loopback HOST, naming HOST and AUTH_DISABLED', () => {
+    expect(() => loadConfig({ HOST: '0.0.0.0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ HOST: '0.0.0.0' })).toThrow(/HOST="0\.0\.0\.0": authentication is off .*AUTH_DISABLED=true/);
+    expect(loadConfig({ HOST: '0.0.0.0', AUTH_DISABLED: 'true' }).AUTH_DISABLED).toBe(true);
+    expect(loadConfig({ HOST: '::1' }).publicUrl).toBe('http://[::1]:8080');
+  });
+
+  it('refuses impersonation without authentication', () => {
+    expect(() => loadConfig({ KUBE_IMPERSONATE: 'true' })).toThrow(/KUBE_IMPERSONATE="true": impersonation needs authenticated callers/);
+  });
+
+  it('takes PUBLIC_URL without its trailing slash and CORS origins as a list', () => {
+    const config = loadConfig({ PUBLIC_URL: 'https://am.example.com/', CORS_ORIGINS: 'https://a.example.com, http://localhost:3000' });
+    expect(config.publicUrl).toBe('https://am.example.com');
+    expect(config.CORS_ORIGINS).toEqual(['https://a.example.com', 'http://localhost:3000']);
+  });
+
+  it.each([
+    ['OIDC_ISSUER_URL', 'http://dex.example.com'],
+    ['OIDC_ISSUER_URL', 'https://dex.example.com/?x=1'],
+    ['OIDC_USERNAME_CLAIM', 'has space'],
+    ['OIDC_GROUPS_CLAIM', '.groups'],
+    ['AUTH_DISABLED', 'yes'],
+    ['AUTH_STDIO_SUBJECT', 'local: alice'],
+    ['PUBLIC_URL', 'am.example.com'],
+    ['KUBE_IMPERSONATE', '1'],
+    ['CORS_ORIGINS', 'https://a.example.com/path'],
+    ['CORS_ORIGINS', '*'],
+    ['MCP_SESSION_IDLE_SECONDS', '0'],
+    ['MCP_SESSIONS_PER_PRINCIPAL', 'many'],
+    ['BODY_LIMIT_BYTES', '10'],
+  ])('stops at start naming the auth setting %s=%s', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));
+  });
+});
+
+describe(isLoopbackHost.name, () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['127.10.20.30', true],
+    ['::1', true],
+    ['[::1]', true],
+    ['::ffff:127.0.0.1', true],
+    ['localhost', true],
+    ['LOCALHOST', true],
+    ['0.0.0.0', false],
+    ['::', false],
+    ['10.0.0.5', false],
+    ['128.0.0.1', false],
+    ['example.com', false],
+    ['localhost.example.com', false],
+  ])('%s → %s', (host, loopback) => {
+    expect(isLoopbackHost(host)).toBe(loopback);
   });
 });

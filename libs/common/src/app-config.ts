@@ -1,14 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { BlockList, isIP } from 'node:net';
+import { hostname, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
-import { ArrayMinSize, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import {
+  ArrayMinSize,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
 
 import { PROJECT_ROOT } from './project-root.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A claim name, or a dotted path into nested claims (realm_access.roles). */
+const CLAIM_PATH = /^[A-Za-z_][\w:-]*(\.[A-Za-z_][\w:-]*)*$/;
 
 /** The service's settings, read once from the environment and validated at start. */
 export class AppConfig {
@@ -18,7 +34,8 @@ export class AppConfig {
   @Max(65535)
   PORT: number;
 
-  @Transform(({ value }) => (value === undefined || value === '' ? '0.0.0.0' : value))
+  /** The address to listen on: loopback by default; 0.0.0.0 (or ::) listens on all interfaces. */
+  @Transform(({ value }) => (value === undefined || value === '' ? '127.0.0.1' : value))
   @IsString()
   @MinLength(1)
   HOST: string;
@@ -122,6 +139,106 @@ export class AppConfig {
   @Matches(/^(?!recovery@)/, { message: 'REPLICA_ID must not start with "recovery@": that prefix marks recovery sweeps in leases' })
   REPLICA_ID: string;
 
+  /** The OIDC issuer whose bearer tokens are accepted (discovery at <issuer>/.well-known/openid-configuration). */
+  @IsOptional()
+  @Matches(/^(https:\/\/[^\s?#]+|http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/[^\s?#]*)?)$/, {
+    message: 'OIDC_ISSUER_URL must be an https:// URL without query or fragment (http:// only for localhost), e.g. https://dex.example.com',
+  })
+  OIDC_ISSUER_URL?: string;
+
+  /** The `aud` an OIDC token must carry; required with OIDC_ISSUER_URL. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  OIDC_AUDIENCE?: string;
+
+  /** The claim that names the caller (a dotted path reaches into objects). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 'sub' : value))
+  @Matches(CLAIM_PATH, { message: 'OIDC_USERNAME_CLAIM must be a claim name, e.g. sub, email or preferred_username' })
+  OIDC_USERNAME_CLAIM: string;
+
+  /** The claim that lists the caller's groups (a dotted path reaches into objects, e.g. realm_access.roles). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 'groups' : value))
+  @Matches(CLAIM_PATH, { message: 'OIDC_GROUPS_CLAIM must be a claim name, e.g. groups or realm_access.roles' })
+  OIDC_GROUPS_CLAIM: string;
+
+  /** A YAML or JSON list of static API tokens `{name, sha256, groups}`, read and validated at start. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  API_TOKENS_FILE?: string;
+
+  /** The authorization policy (YAML: roles and bindings), read and validated at start. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  AUTHZ_POLICY_FILE?: string;
+
+  /** Serve without authentication on a non-loopback HOST; needed explicitly, never implied. */
+  @Transform(({ value }) => booleanSetting(value, false))
+  @IsBoolean({ message: 'AUTH_DISABLED must be true or false' })
+  AUTH_DISABLED: boolean;
+
+  /** The principal of `agent-manager mcp` (stdio), authorized through the same policy. */
+  @Transform(({ value }) => (value === undefined || value === '' ? `local:${osUser()}` : value))
+  @IsString()
+  @Matches(/^\S+$/, { message: 'AUTH_STDIO_SUBJECT must be one word without spaces, e.g. local:alice' })
+  AUTH_STDIO_SUBJECT: string;
+
+  /** The URL clients reach this service at (the OAuth protected resource); default http://<HOST>:<PORT>. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, {
+    message: 'PUBLIC_URL must be an http(s) URL without query or fragment, e.g. https://agent-manager.example.com',
+  })
+  PUBLIC_URL?: string;
+
+  /** Helm calls and Kubernetes reads made for a request impersonate its principal; default: true when auth is on. */
+  @IsOptional()
+  @Transform(({ value }) => booleanSetting(value, undefined))
+  @IsBoolean({ message: 'KUBE_IMPERSONATE must be true or false' })
+  KUBE_IMPERSONATE: boolean;
+
+  /** Origins allowed by CORS, comma-separated; none (CORS off) by default. */
+  @Transform(({ value }) => commaList(value === undefined ? '' : value))
+  @Matches(/^https?:\/\/[^\s/?#]+$/, {
+    each: true,
+    message: 'CORS_ORIGINS must be origins (scheme://host[:port], no path), comma-separated, e.g. https://portal.example.com',
+  })
+  CORS_ORIGINS: string[];
+
+  /** An MCP session unused for this long is closed. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 900 : Number(value)))
+  @IsInt()
+  @Min(10)
+  @Max(86_400)
+  MCP_SESSION_IDLE_SECONDS: number;
+
+  /** Open MCP sessions one principal may hold at once. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 50 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  MCP_SESSIONS_PER_PRINCIPAL: number;
+
+  /** The largest request body accepted (413 above it). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 1_048_576 : Number(value)))
+  @IsInt()
+  @Min(1024)
+  @Max(104_857_600)
+  BODY_LIMIT_BYTES: number;
+
+  /** Authentication is on when an OIDC issuer or an API token file is configured. */
+  get authEnabled(): boolean {
+    return this.OIDC_ISSUER_URL !== undefined || this.API_TOKENS_FILE !== undefined;
+  }
+
+  /** PUBLIC_URL without a trailing slash, else the address the service listens on. */
+  get publicUrl(): string {
+    if (this.PUBLIC_URL !== undefined) return this.PUBLIC_URL.replace(/\/+$/, '');
+    const host = isIP(this.HOST) === 6 ? `[${this.HOST}]` : this.HOST;
+    return `http://${host}:${this.PORT}`;
+  }
+
   get storeProvider(): 'sqlite' | 'postgresql' {
     return this.DATABASE_URL.startsWith('file:') ? 'sqlite' : 'postgresql';
   }
@@ -142,6 +259,34 @@ export class AppConfig {
 
 export class ConfigError extends Error {}
 
+/** True for addresses only this machine reaches: 127.0.0.0/8, ::1 (also IPv4-mapped), localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
+  const family = isIP(bare);
+  return family !== 0 && LOOPBACK.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+function booleanSetting(value: unknown, fallback: boolean | undefined): unknown {
+  if (value === undefined || value === '') return fallback;
+  const text = String(value).trim().toLowerCase();
+  return text === 'true' ? true : text === 'false' ? false : value;
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // A container user without a passwd entry.
+    return process.env.USER ?? `uid-${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
 function commaList(value: unknown): string[] {
   return String(value)
     .split(',')
@@ -149,7 +294,7 @@ function commaList(value: unknown): string[] {
     .filter((item) => item.length > 0);
 }
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -160,5 +305,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const lines = errors.map((e) => `${e.property}=${JSON.stringify(raw[e.property] ?? '')}: ${Object.values(e.constraints ?? {}).join('; ')}`);
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  const conflicts = authConflicts(config);
+  if (conflicts.length > 0) throw new ConfigError(`invalid configuration:\n  ${conflicts.join('\n  ')}`);
+  config.KUBE_IMPERSONATE ??= config.authEnabled;
   return config;
+}
+
+/** The rules between settings: what each one alone cannot say. */
+function authConflicts(config: AppConfig): string[] {
+  const problems: string[] = [];
+  if (config.OIDC_ISSUER_URL !== undefined && config.OIDC_AUDIENCE === undefined) {
+    problems.push(`OIDC_AUDIENCE="": required with OIDC_ISSUER_URL=${JSON.stringify(config.OIDC_ISSUER_URL)}: set it to the audience (aud) the identity provider puts in tokens for this service, e.g. agent-manager`);
+  }
+  if (!config.authEnabled && !config.AUTH_DISABLED && !isLoopbackHost(config.HOST)) {
+    problems.push(
+      `HOST=${JSON.stringify(config.HOST)}: authentication is off (neither OIDC_ISSUER_URL nor API_TOKENS_FILE is set), so anyone who reaches this address would be admin; ` +
+        'turn authentication on, listen on a loopback address (HOST=127.0.0.1), or set AUTH_DISABLED=true to serve without authentication on purpose',
+    );
+  }
+  if (!config.authEnabled && config.KUBE_IMPERSONATE === true) {
+    problems.push('KUBE_IMPERSONATE="true": impersonation needs authenticated callers; turn authentication on (OIDC_ISSUER_URL or API_TOKENS_FILE) or drop KUBE_IMPERSONATE');
+  }
+  return problems;
 }

@@ -1,0 +1,90 @@
+import { AppError } from '@app/common';
+import type { CompiledBinding, CompiledPolicy } from './policy.js';
+import { describePrincipal, type Principal } from './principal.js';
+
+/** Where a principal may perform an operation: everywhere, or in namespaces matching these patterns (maybe none). */
+export type NamespaceScope = { all: true } | { all: false; patterns: string[] };
+
+const GRANT_HINT = 'an admin grants it in AUTHZ_POLICY_FILE with a binding of a role that names this operation to this subject or one of its groups';
+const NO_POLICY_HINT =
+  'authentication is on and no AUTHZ_POLICY_FILE is set, so nothing is granted to anyone yet; ' +
+  'an admin writes a policy (roles and bindings) that binds a role to this subject or one of its groups and sets AUTHZ_POLICY_FILE';
+
+/**
+ * Decides who may perform which operation in which namespace, from one compiled policy; the same
+ * decisions for REST, MCP over HTTP and stdio.
+ */
+export class Authorizer {
+  private readonly known: ReadonlySet<string>;
+
+  private constructor(
+    private readonly policy: CompiledPolicy,
+    private readonly everyoneAdmin: boolean,
+    private readonly hint: string,
+  ) {
+    this.known = new Set(policy.operations);
+  }
+
+  /** The policy of AUTHZ_POLICY_FILE. */
+  static fromPolicy(policy: CompiledPolicy): Authorizer {
+    return new Authorizer(policy, false, GRANT_HINT);
+  }
+
+  /** Authentication off and no policy: every caller is admin. */
+  static allowAll(operations: readonly string[]): Authorizer {
+    return new Authorizer({ operations: [...operations], bindings: [] }, true, '');
+  }
+
+  /** Authentication on and no policy: nothing is granted, and every refusal says how to grant. */
+  static denyAll(operations: readonly string[]): Authorizer {
+    return new Authorizer({ operations: [...operations], bindings: [] }, false, NO_POLICY_HINT);
+  }
+
+  get operations(): readonly string[] {
+    return this.policy.operations;
+  }
+
+  /** Whether `principal` may perform `operation` in `namespace` (without one: in at least one namespace). */
+  isAllowed(principal: Principal, operation: string, namespace?: string): boolean {
+    const scope = this.namespacesFor(principal, operation);
+    if (scope.all) return true;
+    if (namespace === undefined) return scope.patterns.length > 0;
+    return this.bindingsFor(principal, operation).some((binding) => binding.matches(namespace));
+  }
+
+  /** Returns when allowed; otherwise throws AppError('forbidden') naming the operation, the namespace and the principal. */
+  authorize(principal: Principal, operation: string, namespace?: string): void {
+    if (this.isAllowed(principal, operation, namespace)) return;
+    const where = namespace === undefined ? 'in any namespace' : `in namespace "${namespace}"`;
+    const scope = this.namespacesFor(principal, operation);
+    const patterns = scope.all ? [] : scope.patterns;
+    const elsewhere = patterns.length > 0 ? ` (it is granted in namespaces ${patterns.map((p) => `"${p}"`).join(', ')})` : '';
+    throw new AppError('forbidden', `${operation} ${where} is not granted to ${describePrincipal(principal)}${elsewhere}: ${this.hint}`);
+  }
+
+  /** Where `principal` may perform `operation`: for filtering lists (in SQL: namespacePatternToSqlLike). */
+  namespacesFor(principal: Principal, operation: string): NamespaceScope {
+    this.assertKnown(operation);
+    if (this.everyoneAdmin) return { all: true };
+    const patterns = [...new Set(this.bindingsFor(principal, operation).flatMap((binding) => binding.namespaces))];
+    return patterns.includes('*') ? { all: true } : { all: false, patterns };
+  }
+
+  /** The operations `principal` may perform in at least one namespace, in the service's order (MCP tools/list). */
+  allowedOperations(principal: Principal): string[] {
+    return this.policy.operations.filter((operation) => this.isAllowed(principal, operation));
+  }
+
+  private bindingsFor(principal: Principal, operation: string): CompiledBinding[] {
+    return this.policy.bindings.filter(
+      (binding) =>
+        binding.operations.has(operation) &&
+        (binding.subjects.has('*') || binding.subjects.has(principal.subject) || principal.groups.some((group) => binding.groups.has(group))),
+    );
+  }
+
+  private assertKnown(operation: string): void {
+    // A programming error, not a caller's: every operation served must be one the policy can name.
+    if (!this.known.has(operation)) throw new Error(`operation "${operation}" is not among the operations given to the policy`);
+  }
+}

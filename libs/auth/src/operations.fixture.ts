@@ -1,0 +1,20 @@
+/**
+ * The operations the service serves today (every MCP tool plus the REST-only ones), for the
+ * policy's specs; the service passes its own registry's names.
+ */
+export const OPERATIONS = [
+  'get_info',
+  'list_agents',
+  'get_agent',
+  'get_agent_status',
+  'list_agent_revisions',
+  'validate_agent',
+  'create_agent',
+  'update_agent',
+  'delete_agent',
+  'rollback_agent',
+  'list_server_toolsets',
+  'list_operations',
+  'reconcile_agents',
+  'adopt_agent',
+] as const;

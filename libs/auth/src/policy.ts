@@ -1,0 +1,185 @@
+import { parse } from 'yaml';
+import { ConfigError } from '@app/common';
+import { isNamespacePattern, namespaceMatcher } from './namespace-pattern.js';
+
+/**
+ * The authorization policy (AUTHZ_POLICY_FILE): roles grant operations (named as the MCP tools
+ * are, `*` for all) or other roles; bindings give a role to subjects and groups in namespaces.
+ *
+ *   roles:
+ *     viewer: [get_info, list_agents, get_agent]
+ *     editor: [viewer, create_agent]
+ *   bindings:
+ *     - role: editor
+ *       groups: [team-payments]
+ *       namespaces: ["payments-*"]
+ */
+export interface CompiledBinding {
+  /** Where the binding is in the file, e.g. `bindings[2]`. */
+  at: string;
+  role: string;
+  operations: ReadonlySet<string>;
+  /** `*` among the subjects binds every authenticated principal. */
+  subjects: ReadonlySet<string>;
+  groups: ReadonlySet<string>;
+  namespaces: readonly string[];
+  matches: (namespace: string) => boolean;
+}
+
+export interface CompiledPolicy {
+  /** Every operation the service serves, in its order. */
+  operations: readonly string[];
+  bindings: readonly CompiledBinding[];
+}
+
+/** A policy that cannot be used: `problems` name each role or binding and its position. */
+export class PolicyError extends ConfigError {
+  constructor(
+    readonly source: string,
+    readonly problems: string[],
+  ) {
+    super(`AUTHZ_POLICY_FILE ${source} is not usable:\n  ${problems.join('\n  ')}`);
+    this.name = 'PolicyError';
+  }
+}
+
+const ROLE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
+const BINDING_KEYS = new Set(['role', 'subjects', 'groups', 'namespaces']);
+
+/** Parses YAML (or JSON) policy text against the operations the service serves. */
+export function parsePolicy(text: string, operations: readonly string[], source = 'AUTHZ_POLICY_FILE'): CompiledPolicy {
+  let document: unknown;
+  try {
+    document = parse(text);
+  } catch (error) {
+    throw new PolicyError(source, [`not YAML: ${(error as Error).message.split('\n')[0]}`]);
+  }
+  return compilePolicy(document, operations, source);
+}
+
+/** Validates a policy document and resolves every binding's role to the operations it grants. */
+export function compilePolicy(document: unknown, operations: readonly string[], source = 'AUTHZ_POLICY_FILE'): CompiledPolicy {
+  if (!isMapping(document)) throw new PolicyError(source, ['the policy must be a mapping with "roles" and "bindings"']);
+  const problems: string[] = [];
+  for (const key of Object.keys(document).filter((k) => k !== 'roles' && k !== 'bindings')) {
+    problems.push(`unknown key "${key}": a policy has "roles" and "bindings"`);
+  }
+  const roles = readRoles(document.roles, new Set(operations), problems);
+  const resolved = resolveRoles(roles, operations, problems);
+  const bindings = readBindings(document.bindings, resolved, problems);
+  if (problems.length > 0) throw new PolicyError(source, problems);
+  return { operations: [...operations], bindings };
+}
+
+/** Role name → its entries, each an operation, `*` or a role; problems for names that are none of them. */
+function readRoles(raw: unknown, operations: ReadonlySet<string>, problems: string[]): Map<string, string[]> {
+  const roles = new Map<string, string[]>();
+  if (!isMapping(raw)) {
+    problems.push('roles: must be a mapping of role names to lists of operations and roles, e.g. viewer: [get_info, list_agents]');
+    return roles;
+  }
+  for (const [name, entries] of Object.entries(raw)) {
+    if (!ROLE_NAME.test(name)) problems.push(`roles.${name}: a role name starts with a letter and holds letters, digits, ".", "_" or "-"`);
+    else if (operations.has(name)) problems.push(`roles.${name}: a role cannot take an operation's name`);
+    else if (!Array.isArray(entries) || entries.length === 0 || !entries.every((e) => typeof e === 'string')) {
+      problems.push(`roles.${name}: must be a non-empty list of operations and roles`);
+    } else roles.set(name, entries as string[]);
+  }
+  const known = `operations: ${[...operations].join(', ')}; roles: ${[...roles.keys()].join(', ') || '(none)'}`;
+  for (const [name, entries] of roles) {
+    entries.forEach((entry, index) => {
+      if (entry !== '*' && !operations.has(entry) && !roles.has(entry)) {
+        problems.push(`roles.${name}[${index}]: "${entry}" is neither an operation nor a role (${known})`);
+      }
+    });
+  }
+  return roles;
+}
+
+/** Each role's operations, following included roles; a cycle is reported once, from the role it is met at. */
+function resolveRoles(roles: Map<string, string[]>, operations: readonly string[], problems: string[]): Map<string, Set<string>> {
+  const resolved = new Map<string, Set<string>>();
+  const reported = new Set<string>();
+  const visit = (name: string, path: string[]): Set<string> => {
+    const done = resolved.get(name);
+    if (done) return done;
+    if (path.includes(name)) {
+      const cycle = path.slice(path.indexOf(name));
+      if (!cycle.some((r) => reported.has(r))) problems.push(`roles.${cycle[0]}: role cycle ${[...cycle, name].join(' → ')}`);
+      cycle.forEach((r) => reported.add(r));
+      return new Set();
+    }
+    const granted = new Set<string>();
+    for (const entry of roles.get(name) ?? []) {
+      if (entry === '*') operations.forEach((op) => granted.add(op));
+      else if (roles.has(entry)) visit(entry, [...path, name]).forEach((op) => granted.add(op));
+      else granted.add(entry);
+    }
+    resolved.set(name, granted);
+    return granted;
+  };
+  for (const name of roles.keys()) visit(name, []);
+  return resolved;
+}
+
+function readBindings(raw: unknown, roles: Map<string, Set<string>>, problems: string[]): CompiledBinding[] {
+  if (!Array.isArray(raw)) {
+    problems.push('bindings: must be a list of {role, subjects and/or groups, namespaces}');
+    return [];
+  }
+  return raw.flatMap((entry: unknown, index) => {
+    const binding = readBinding(entry, `bindings[${index}]`, roles, problems);
+    return binding ? [binding] : [];
+  });
+}
+
+function readBinding(raw: unknown, at: string, roles: Map<string, Set<string>>, problems: string[]): CompiledBinding | undefined {
+  if (!isMapping(raw)) {
+    problems.push(`${at}: must be a mapping {role, subjects and/or groups, namespaces}`);
+    return undefined;
+  }
+  const before = problems.length;
+  const named = typeof raw.role === 'string' ? `${at} (role ${raw.role})` : at;
+  for (const key of Object.keys(raw).filter((k) => !BINDING_KEYS.has(k))) {
+    problems.push(`${named}: unknown key "${key}"; a binding has role, subjects, groups and namespaces`);
+  }
+  if (typeof raw.role !== 'string') problems.push(`${at}.role: names the role the binding grants`);
+  else if (!roles.has(raw.role)) problems.push(`${at}.role: unknown role "${raw.role}" (roles: ${[...roles.keys()].join(', ') || '(none)'})`);
+  const subjects = names(raw.subjects, `${named}.subjects`, problems);
+  const groups = names(raw.groups, `${named}.groups`, problems);
+  if (subjects.length === 0 && groups.length === 0) problems.push(`${named}: names no subject and no group; a binding grants its role to subjects, groups or both`);
+  const unreadable = problems.length;
+  const namespaces = names(raw.namespaces, `${named}.namespaces`, problems);
+  if (namespaces.length === 0 && problems.length === unreadable) {
+    problems.push(`${named}.namespaces: names no namespace; list the namespace patterns the role applies in, e.g. ["payments-*"] or ["*"]`);
+  }
+  namespaces.forEach((pattern, index) => {
+    if (!isNamespacePattern(pattern)) {
+      problems.push(`${named}.namespaces[${index}]: "${pattern}" is not a namespace pattern: lower-case letters, digits and "-", with "*" for any run of them`);
+    }
+  });
+  if (problems.length > before) return undefined;
+  const matchers = namespaces.map(namespaceMatcher);
+  return {
+    at,
+    role: raw.role as string,
+    operations: roles.get(raw.role as string)!,
+    subjects: new Set(subjects),
+    groups: new Set(groups),
+    namespaces,
+    matches: (namespace) => matchers.some((match) => match(namespace)),
+  };
+}
+
+function names(raw: unknown, at: string, problems: string[]): string[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw) || !raw.every((n) => typeof n === 'string' && n !== '' && n === n.trim())) {
+    problems.push(`${at}: must be a list of names`);
+    return [];
+  }
+  return raw as string[];
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
