@@ -135,7 +135,7 @@ EOF
   mkdir -p "$BUILD_ROOT/.go/src/k8s.io"
   ln -sfn "$tree" "$BUILD_ROOT/.go/src/k8s.io/kubernetes"
 
-  log "building cmd/kube-apiserver (takes ~4 min on 2 cores, ~1.3 GB RAM)"
+  log "building cmd/kube-apiserver (takes 4 to 9 min on 2 cores, more when they are shared; ~1.3 GB RAM)"
   local start=$SECONDS
   (
     cd "$BUILD_ROOT/.go/src/k8s.io/kubernetes"

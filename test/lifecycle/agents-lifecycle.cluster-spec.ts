@@ -7,7 +7,8 @@ import { call, startTestApp, type TestApp } from '../support/test-app.js';
  * The whole lifecycle through REST, the real helm (HELM_BIN picks 3 or 4) and a real
  * kube-apiserver with the kagent CRDs. Steps build on each other, in order.
  */
-jest.setTimeout(120_000);
+// Sized for 2 cores shared with other builds: one step runs helm up to a few times (HELM_TIMEOUT_SECONDS 60 each).
+jest.setTimeout(240_000);
 
 describe('agent lifecycle against a real API server', () => {
   let t: TestApp;
@@ -151,7 +152,7 @@ describe('agent lifecycle against a real API server', () => {
   });
 
   it('answers backend_error while the API server is down, changes nothing, and succeeds once it is back', async () => {
-    cluster.stopApiserver();
+    await cluster.stopApiserver();
     try {
       const res = await call(t.url, 'PATCH', path, { systemMessage: 'During the outage.' });
       expect(res.status).toBe(502);
@@ -162,7 +163,7 @@ describe('agent lifecycle against a real API server', () => {
       expect(agent.body.lastOperation).toMatchObject({ kind: 'update', state: 'failed', errorCode: 'backend_error' });
       expect((await call(t.url, 'GET', `${path}/status`)).body.verdict).toBe('unknown');
     } finally {
-      cluster.startApiserver();
+      await cluster.startApiserver();
     }
     const res = await call(t.url, 'PATCH', path, { systemMessage: 'After the outage.' });
     expect(res.status).toBe(200);

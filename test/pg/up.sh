@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Start a throw-away PostgreSQL (Debian's package, newest /usr/lib/postgresql/*/bin) on
-# 127.0.0.1 on a free port, as the postgres user, for the integration and e2e suites.
+# Start a throw-away PostgreSQL (Debian's package, newest /usr/lib/postgresql/*/bin; installed
+# with apt-get when missing) on 127.0.0.1 on a free port, as the postgres user, for the
+# integration and e2e suites.
 #
 # Usage: up.sh [DIR]
 #   DIR defaults to ${AGENT_MANAGER_PG_DIR:-/tmp/agent-manager-pg}; it holds data/, log, port
@@ -17,9 +18,24 @@ MARKER=".agent-manager-pg"
 log() { printf '[pg] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
-[[ -n "$BIN" && -x "$BIN/initdb" && -x "$BIN/pg_ctl" ]] \
-  || die "PostgreSQL server not found in /usr/lib/postgresql/*/bin: apt-get install postgresql"
+server_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true; }
+
+# A first run on a fresh Debian machine: install Debian's server package (about a minute).
+install_postgresql() {
+  [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null \
+    || die "PostgreSQL server not found in /usr/lib/postgresql/*/bin: install it (Debian: apt-get install postgresql), then run again"
+  log "PostgreSQL server not found: installing Debian's postgresql package with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  local install=(apt-get install -y -qq --no-install-recommends postgresql)
+  "${install[@]}" >&2 || { apt-get update -qq >&2 && "${install[@]}" >&2; } || die "apt-get install postgresql failed"
+}
+
+BIN="$(server_bin)"
+if [[ -z "$BIN" || ! -x "$BIN/initdb" ]] || ! id postgres >/dev/null 2>&1; then
+  install_postgresql
+  BIN="$(server_bin)"
+fi
+[[ -n "$BIN" && -x "$BIN/initdb" && -x "$BIN/pg_ctl" ]] || die "PostgreSQL server not found in /usr/lib/postgresql/*/bin after installing it"
 id postgres >/dev/null 2>&1 || die "no postgres user: apt-get install postgresql"
 [[ $(id -u) == 0 ]] || die "run as root: initdb and pg_ctl run as the postgres user through runuser"
 

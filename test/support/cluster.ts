@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 
 /** Direct access to the test control plane, for arranging and checking what the service did. */
@@ -61,14 +62,20 @@ export class TestCluster {
     await this.objects.replaceNamespacedCustomObject({ group: 'kagent.dev', version: 'v1alpha2', namespace, plural: 'agents', name, body: current });
   }
 
-  stopApiserver(): void {
-    execFileSync('bash', [join(process.cwd(), 'test', 'cluster', 'stop-apiserver.sh'), clusterDir()], { stdio: 'ignore' });
+  /**
+   * Asynchronous on purpose: this process also hosts the app under test, and a blocking call
+   * here stalls its keep-alive sockets past their timeout (the next request: ECONNRESET).
+   */
+  async stopApiserver(): Promise<void> {
+    await run('bash', [join(process.cwd(), 'test', 'cluster', 'stop-apiserver.sh'), clusterDir()]);
   }
 
-  startApiserver(): void {
-    execFileSync('bash', [join(process.cwd(), 'test', 'cluster', 'start-apiserver.sh'), clusterDir()], { stdio: 'ignore' });
+  async startApiserver(): Promise<void> {
+    await run('bash', [join(process.cwd(), 'test', 'cluster', 'start-apiserver.sh'), clusterDir()]);
   }
 }
+
+const run = promisify(execFile);
 
 function clusterDir(): string {
   const dir = process.env.TEST_CLUSTER_DIR;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
 import { createWriteStream, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,12 +18,20 @@ export interface ServiceProcess {
 
 let built = false;
 
-/** Builds dist/ once per test file when it is missing or stale (the same check as npm start). */
-export function ensureBuilt(): void {
+/**
+ * Builds dist/ once per test file when it is missing or stale (the same check as npm start).
+ * Never synchronously: the test process may host an app whose sockets must keep being served.
+ */
+export async function ensureBuilt(): Promise<void> {
   if (built) return;
-  execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
+  const build = spawn(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
+  const [code] = (await once(build, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`scripts/build-if-needed.mjs exited with ${code}`);
   built = true;
 }
+
+/** How long a service process may take to answer /readyz on a busy 2-core machine (it starts in about 5 s when idle). */
+const READY_TIMEOUT_MS = 90_000;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -35,7 +43,7 @@ async function freePort(): Promise<number> {
 
 /** The built service as its own OS process (npm start's entry point), ready when /readyz says so. */
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  ensureBuilt();
+  await ensureBuilt();
   const port = await freePort();
   const log = join(mkdtempSync(join(tmpdir(), 'agent-manager-proc-')), 'service.log');
   const out = createWriteStream(log);
@@ -47,14 +55,14 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   child.stderr!.pipe(out);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
+  for (const deadline = Date.now() + READY_TIMEOUT_MS; ; ) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before it was ready; see ${log}`);
     try {
       if ((await fetch(`${url}/readyz`)).status === 200) break;
     } catch {
       // not listening yet
     }
-    if (i > 300) throw new Error(`the service was not ready in time; see ${log}`);
+    if (Date.now() > deadline) throw new Error(`the service was not ready within ${READY_TIMEOUT_MS / 1000}s; see ${log}`);
     await sleep(100);
   }
   return {

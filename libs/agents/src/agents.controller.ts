@@ -15,17 +15,32 @@ import {
   type CallHandler,
   type ExecutionContext,
   type NestInterceptor,
+  type Type,
 } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Observable } from 'rxjs';
-import { AppError, OperationContexts } from '@app/common';
-import { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, RollbackAgentDto, UpdateAgentDto, ValidateAgentDto } from './agents.dto.js';
+import { AppError, OperationContexts, type ErrorBody } from '@app/common';
+import {
+  AGENT_NAME_SCHEMA,
+  AgentRefDto,
+  CreateAgentDto,
+  DeleteAgentDto,
+  ListAgentsQueryDto,
+  IDEMPOTENCY_KEY_PATTERN,
+  NAMESPACE_SCHEMA,
+  REQUEST_EXAMPLES,
+  RollbackAgentDto,
+  UpdateAgentDto,
+  ValidateAgentDto,
+} from './agents.dto.js';
 import { readValidateCommand, withWriteHeaders, type WriteHeaders } from './agents.commands.js';
 import { parseInput } from './agents.input.js';
 import {
   AgentDto,
   AgentPageDto,
+  CreateDryRunDto,
+  CreatedAgentDto,
   CreateResultDto,
   DeleteResultDto,
   InfoDto,
@@ -37,29 +52,91 @@ import {
 } from './agents.responses.js';
 import { isRecordableActor } from './actor.js';
 import { AgentsService } from './agents.service.js';
-import { ErrorResponseDto } from './error-response.dto.js';
+import { errorExample, ErrorResponseDto } from './error-response.dto.js';
 import { ServiceInfoService } from './service-info.service.js';
 
-const ERRORS = [
-  ApiResponse({ status: 400, description: 'invalid_request: the input is wrong; details name each field', type: ErrorResponseDto }),
-  ApiResponse({ status: 404, description: 'not_found', type: ErrorResponseDto }),
-];
+const NAME_MESSAGE = 'name must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit, at most 53 characters';
+const AGENT = 'agents/incident-helper';
+const EXAMPLES = {
+  invalid: errorExample('invalid_request', NAME_MESSAGE, [{ path: 'name', message: NAME_MESSAGE }]),
+  invalidQuery: errorExample('invalid_request', 'limit must be a whole number from 1 to 100', [{ path: 'limit', message: 'limit must be a whole number from 1 to 100' }]),
+  invalidActor: errorExample('invalid_request', 'X-Actor must be 1 to 253 printable characters naming who acts (a user or a pipeline), or be left out', [
+    { path: 'X-Actor', message: 'X-Actor must be 1 to 253 printable characters naming who acts (a user or a pipeline), or be left out' },
+  ]),
+  notFound: errorExample('not_found', `agent ${AGENT} does not exist: list agents with GET /api/v1/agents (list_agents) to see what exists`),
+  exists: errorExample('conflict', `agent ${AGENT} already exists: update it (PATCH /api/v1/agents/${AGENT}, update_agent) or choose another name`, [
+    { path: 'name', message: 'an agent with this name exists in this namespace' },
+  ]),
+  busy: errorExample('conflict', `agent ${AGENT} has a write in progress (operation c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11 on replica am-0); retry after it finishes`, [
+    { path: 'name', message: 'operation c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11 holds this agent until 2026-03-14T09:27:23.000Z unless renewed' },
+  ]),
+  stale: errorExample(
+    'precondition_failed',
+    `agent ${AGENT} is at version 4, not 3: read it again (get_agent), re-apply your change to what it holds now, and send version 4`,
+    [{ path: 'expectedVersion', message: 'the current version is 4' }],
+  ),
+  backend: errorExample('backend_error', 'helm install failed: Kubernetes cluster unreachable: Get "https://10.0.0.1:6443/version": dial tcp 10.0.0.1:6443: connect: connection refused'),
+  unavailable: errorExample('unavailable', 'agent-manager is shutting down and takes no new writes: retry, another replica will answer'),
+};
+const error = (status: number, description: string, example: ErrorBody) => ApiResponse({ status, description, type: ErrorResponseDto, example });
+const invalid = error(400, 'invalid_request: the input is wrong; details name each field', EXAMPLES.invalid);
+const notFound = error(404, 'not_found: no such agent', EXAMPLES.notFound);
+const READ_ERRORS = [invalid, notFound];
 const WRITE_ERRORS = [
-  ...ERRORS,
-  ApiResponse({ status: 409, description: 'conflict: the agent exists, another write holds it, or an Idempotency-Key was reused', type: ErrorResponseDto }),
-  ApiResponse({ status: 412, description: 'precondition_failed: If-Match names an older version', type: ErrorResponseDto }),
-  ApiResponse({ status: 503, description: 'unavailable: this replica is shutting down', type: ErrorResponseDto }),
-  ApiResponse({ status: 502, description: 'backend_error: helm or the cluster failed; the message is helm\'s', type: ErrorResponseDto }),
+  invalid,
+  notFound,
+  error(409, 'conflict: another write holds the agent, or an Idempotency-Key was reused with another body', EXAMPLES.busy),
+  error(412, 'precondition_failed: If-Match names an older version', EXAMPLES.stale),
+  error(502, "backend_error: helm or the cluster failed; the message is helm's", EXAMPLES.backend),
+  error(503, 'unavailable: this replica is shutting down; another replica answers', EXAMPLES.unavailable),
+];
+const CREATE_ERRORS = [
+  invalid,
+  error(409, 'conflict: the agent exists, a helm release of that name exists, or an Idempotency-Key was reused with another body', EXAMPLES.exists),
+  error(502, "backend_error: helm or the cluster failed; the message is helm's", EXAMPLES.backend),
+  error(503, 'unavailable: this replica is shutting down; another replica answers', EXAMPLES.unavailable),
 ];
 const errors = (list: MethodDecorator[]): MethodDecorator => (target, key, descriptor) => {
   for (const decorate of list) decorate(target, key, descriptor);
 };
 const writeHeaders = [
-  ApiHeader({ name: 'Idempotency-Key', required: false, description: 'A retry with the same key and body gets the first answer without a second helm run; the same key with another body is refused (409)' }),
-  ApiHeader({ name: 'X-Actor', required: false, description: 'Who is asking, recorded in revisions and the journal (default "api")' }),
+  ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'A retry with the same key and body gets the first answer without a second helm run; the same key with another body is refused (409)',
+    schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN, maxLength: 255 },
+  }),
+  ApiHeader({
+    name: 'X-Actor',
+    required: false,
+    description: 'Who is asking, recorded in revisions and the journal (default "api")',
+    schema: { type: 'string', maxLength: 253 },
+  }),
 ];
-const ifMatch = ApiHeader({ name: 'If-Match', required: false, description: 'The ETag of the agent ("<version>"): a stale write is refused with 412 naming the current version' });
-const agentPath = [ApiParam({ name: 'namespace', example: 'agents' }), ApiParam({ name: 'name', example: 'incident-helper' })];
+const ifMatch = ApiHeader({
+  name: 'If-Match',
+  required: false,
+  description: 'The ETag of the agent ("<version>"): a stale write is refused with 412 naming the current version',
+  schema: { type: 'string', pattern: '^\\s*(\\*|(W/)?("\\d{1,10}"|\\d{1,10}))\\s*$' },
+});
+const agentPath = [
+  ApiParam({ name: 'namespace', description: 'The Kubernetes namespace of the agent', schema: { ...NAMESPACE_SCHEMA } }),
+  ApiParam({ name: 'name', description: 'The agent name', schema: { ...AGENT_NAME_SCHEMA } }),
+];
+/**
+ * A query DTO's properties as query parameters with every schema keyword the DTO states
+ * (@nestjs/swagger's own flattening of @ApiQuery({type}) drops enum).
+ */
+function queryOf(dto: Type<unknown>): MethodDecorator[] {
+  const keys: string[] = Reflect.getMetadata('swagger/apiModelPropertiesArray', dto.prototype) ?? [];
+  return keys.map((key) => {
+    const name = key.replace(/^:/, '');
+    const { description, required, type, isArray: _isArray, ...schema } = Reflect.getMetadata('swagger/apiModelProperties', dto.prototype, name) as Record<string, unknown>;
+    const typeName = typeof type === 'function' ? type.name.toLowerCase() : type;
+    return ApiQuery({ name, description, required: required !== false, schema: { type: typeName, ...schema } } as Parameters<typeof ApiQuery>[0]);
+  });
+}
+const dryRunBody = (summary: string, value: object) => ({ dryRun: { summary, value } });
 
 /** The write headers: Idempotency-Key and If-Match (an ETag from this API: "<version>"). */
 function headers(req: Request): WriteHeaders {
@@ -153,28 +230,42 @@ export class AgentsController {
   ) {}
 
   @Get('info')
-  @ApiOperation({ operationId: 'getInfo', summary: 'Service info: version, chart, helm, store, capabilities, toolset limits, shipped presets' })
-  @ApiResponse({ status: 200, type: InfoDto })
+  @ApiOperation({
+    operationId: 'getInfo',
+    summary: 'Service info: version, chart, helm, store, capabilities, toolset limits, shipped presets',
+    description: 'What this installation offers before you call it: the chart it installs, the helm it runs, the store, capability flags, the toolset grammar and the shipped presets. The same as the MCP tool get_info.',
+  })
+  @ApiResponse({ status: 200, description: 'The service and what it offers', type: InfoDto })
+  @(error(400, 'invalid_request: the X-Actor header cannot name anyone', EXAMPLES.invalidActor))
   info(): Promise<InfoDto> {
     return this.serviceInfo.info();
   }
 
   @Get('agents')
-  @ApiOperation({ operationId: 'listAgents', summary: 'List agents, filtered by namespace, label and status, cursor-paginated' })
-  @ApiQuery({ type: ListAgentsQueryDto })
-  @ApiResponse({ status: 200, type: AgentPageDto })
-  @errors(ERRORS)
+  @ApiOperation({
+    operationId: 'listAgents',
+    summary: 'List agents, filtered by namespace, label and status, cursor-paginated',
+    description: 'Agents from the store (no helm run), oldest first; pass nextCursor as cursor for the next page. The same as the MCP tool list_agents.',
+  })
+  @errors(queryOf(ListAgentsQueryDto))
+  @ApiResponse({ status: 200, description: 'One page of agents', type: AgentPageDto })
+  @(error(400, 'invalid_request: a filter or the page size is wrong; details name it', EXAMPLES.invalidQuery))
   list(@Query() query: Record<string, unknown>): Promise<AgentPageDto> {
     return this.agents.list(parseInput(ListAgentsQueryDto, query ?? {}));
   }
 
   @Post('agents')
-  @ApiOperation({ operationId: 'createAgent', summary: 'Create an agent (one helm release of the Generic agent chart); dryRun answers with the values and manifests' })
-  @ApiBody({ type: CreateAgentDto })
+  @ApiOperation({
+    operationId: 'createAgent',
+    summary: 'Create an agent (one helm release of the Generic agent chart); dryRun answers with the values and manifests',
+    description:
+      'Installs a helm release that renders a kagent Agent and records it as revision 1 (201). With dryRun: true nothing is written and the answer (200) holds the values and manifests it would write. The example body is a dry run. The same as the MCP tool create_agent.',
+  })
+  @ApiBody({ type: CreateAgentDto, examples: dryRunBody('Dry run of the incident-helper agent (writes nothing)', REQUEST_EXAMPLES.create) })
   @errors(writeHeaders)
-  @ApiResponse({ status: 201, description: 'Created', type: CreateResultDto })
-  @ApiResponse({ status: 200, description: 'Dry run: what would be written', type: CreateResultDto })
-  @errors(WRITE_ERRORS)
+  @ApiResponse({ status: 201, description: 'Created: the agent exists now (ETag: its version)', type: CreatedAgentDto })
+  @ApiResponse({ status: 200, description: 'Dry run: what would be written; nothing was', type: CreateDryRunDto })
+  @errors(CREATE_ERRORS)
   async create(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreateResultDto> {
     bodyOnly(req);
     const result = await this.agents.create(withWriteHeaders(parseInput(CreateAgentDto, body), { idempotencyKey: headers(req).idempotencyKey }));
@@ -185,21 +276,29 @@ export class AgentsController {
 
   @Post('agents/validate')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'validateAgent', summary: 'Validate a create or update without writing: every violation plus the rendered manifests' })
-  @ApiBody({ type: ValidateAgentDto })
-  @ApiResponse({ status: 200, type: ValidateResultDto })
-  @ApiResponse({ status: 400, description: 'The request could not be read at all', type: ErrorResponseDto })
+  @ApiOperation({
+    operationId: 'validateAgent',
+    summary: 'Validate a create or update without writing: every violation plus the rendered manifests',
+    description: 'valid: false with every violation is an answer (200), not an error; 400 is only for a request that cannot be read at all. The same as the MCP tool validate_agent.',
+  })
+  @ApiBody({ type: ValidateAgentDto, examples: { create: { summary: 'Would the incident-helper agent be accepted?', value: REQUEST_EXAMPLES.validate } } })
+  @ApiResponse({ status: 200, description: 'The verdict, every violation and the manifests', type: ValidateResultDto })
+  @(error(400, 'invalid_request: the request could not be read at all', EXAMPLES.invalid))
   validate(@Body() body: unknown, @Req() req: Request): Promise<ValidateResultDto> {
     bodyOnly(req);
     return this.agents.validate(readValidateCommand(body));
   }
 
   @Get('agents/:namespace/:name')
-  @ApiOperation({ operationId: 'getAgent', summary: 'One agent: record, chart values, toolset, revision, last operation' })
+  @ApiOperation({
+    operationId: 'getAgent',
+    summary: 'One agent: record, chart values, toolset, revision, last operation',
+    description: 'Read from the store (no helm run); the ETag header is the version to send in If-Match. The same as the MCP tool get_agent.',
+  })
   @(agentPath[0])
   @(agentPath[1])
-  @ApiResponse({ status: 200, type: AgentDto })
-  @errors(ERRORS)
+  @ApiResponse({ status: 200, description: 'The agent (ETag: its version)', type: AgentDto })
+  @errors(READ_ERRORS)
   async get(@Param() ref: Record<string, string>, @Res({ passthrough: true }) res: Response): Promise<AgentDto> {
     const agent = await this.agents.get(parseInput(AgentRefDto, ref));
     etag(res, agent);
@@ -207,12 +306,16 @@ export class AgentsController {
   }
 
   @Patch('agents/:namespace/:name')
-  @ApiOperation({ operationId: 'updateAgent', summary: 'Update an agent: fields sent replace theirs (toolset, labels, annotations whole); fields omitted are kept' })
+  @ApiOperation({
+    operationId: 'updateAgent',
+    summary: 'Update an agent: fields sent replace theirs (toolset, labels, annotations whole); fields omitted are kept',
+    description: 'Upgrades the helm release and records a new revision; an update that changes nothing runs no helm (changed: false). The example body is a dry run. The same as the MCP tool update_agent.',
+  })
   @(agentPath[0])
   @(agentPath[1])
-  @ApiBody({ type: UpdateAgentDto })
+  @ApiBody({ type: UpdateAgentDto, examples: dryRunBody('Dry run: add server:github to the toolset (writes nothing)', REQUEST_EXAMPLES.update) })
   @errors([...writeHeaders, ifMatch])
-  @ApiResponse({ status: 200, type: UpdateResultDto })
+  @ApiResponse({ status: 200, description: 'The values before and after (ETag: the new version)', type: UpdateResultDto })
   @errors(WRITE_ERRORS)
   async update(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UpdateResultDto> {
     bodyOnly(req);
@@ -222,12 +325,16 @@ export class AgentsController {
   }
 
   @Delete('agents/:namespace/:name')
-  @ApiOperation({ operationId: 'deleteAgent', summary: 'Delete an agent: uninstalls its release; the record and history are kept as deleted' })
+  @ApiOperation({
+    operationId: 'deleteAgent',
+    summary: 'Delete an agent: uninstalls its release; the record and history are kept as deleted',
+    description: 'Arguments come in the query (a body is refused). The same as the MCP tool delete_agent.',
+  })
   @(agentPath[0])
   @(agentPath[1])
-  @ApiQuery({ name: 'dryRun', required: false, type: Boolean })
+  @ApiQuery({ name: 'dryRun', required: false, type: Boolean, description: 'Answer as the delete would, remove nothing' })
   @errors([...writeHeaders, ifMatch])
-  @ApiResponse({ status: 200, type: DeleteResultDto })
+  @ApiResponse({ status: 200, description: 'What was removed (or would be)', type: DeleteResultDto })
   @errors(WRITE_ERRORS)
   delete(@Param() ref: Record<string, string>, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<DeleteResultDto> {
     queryOnly(req);
@@ -235,33 +342,45 @@ export class AgentsController {
   }
 
   @Get('agents/:namespace/:name/status')
-  @ApiOperation({ operationId: 'getAgentStatus', summary: 'Status verdict ready | progressing | failed | unknown with one sentence' })
+  @ApiOperation({
+    operationId: 'getAgentStatus',
+    summary: 'Status verdict ready | progressing | failed | unknown with one sentence',
+    description: "Reads the helm release and the live Agent's conditions, and names any drift from the store. The same as the MCP tool get_agent_status.",
+  })
   @(agentPath[0])
   @(agentPath[1])
-  @ApiResponse({ status: 200, type: StatusDto })
-  @errors(ERRORS)
+  @ApiResponse({ status: 200, description: 'The verdict and why', type: StatusDto })
+  @errors(READ_ERRORS)
   status(@Param() ref: Record<string, string>): Promise<StatusDto> {
     return this.agents.status(parseInput(AgentRefDto, ref));
   }
 
   @Get('agents/:namespace/:name/revisions')
-  @ApiOperation({ operationId: 'listAgentRevisions', summary: 'Every applied change: who, when, values' })
+  @ApiOperation({
+    operationId: 'listAgentRevisions',
+    summary: 'Every applied change: who, when, values',
+    description: 'From the store, oldest first; a revision number is what rollback takes. The same as the MCP tool list_agent_revisions.',
+  })
   @(agentPath[0])
   @(agentPath[1])
-  @ApiResponse({ status: 200, type: RevisionListDto })
-  @errors(ERRORS)
+  @ApiResponse({ status: 200, description: 'The revisions of the agent', type: RevisionListDto })
+  @errors(READ_ERRORS)
   revisions(@Param() ref: Record<string, string>): Promise<RevisionListDto> {
     return this.agents.revisions(parseInput(AgentRefDto, ref));
   }
 
   @Post('agents/:namespace/:name/rollback')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'rollbackAgent', summary: "Roll back to a revision's values; the rollback is recorded as a new revision" })
+  @ApiOperation({
+    operationId: 'rollbackAgent',
+    summary: "Roll back to a revision's values; the rollback is recorded as a new revision",
+    description: 'Applies the values of an earlier revision with helm and records them as a new revision. The example body is a dry run. The same as the MCP tool rollback_agent.',
+  })
   @(agentPath[0])
   @(agentPath[1])
-  @ApiBody({ type: RollbackAgentDto })
+  @ApiBody({ type: RollbackAgentDto, examples: dryRunBody('Dry run: back to revision 1 (writes nothing)', REQUEST_EXAMPLES.rollback) })
   @errors([...writeHeaders, ifMatch])
-  @ApiResponse({ status: 200, type: RollbackResultDto })
+  @ApiResponse({ status: 200, description: 'The values before and after (ETag: the new version)', type: RollbackResultDto })
   @errors(WRITE_ERRORS)
   async rollback(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<RollbackResultDto> {
     bodyOnly(req);

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { MAX_INLINE_SELECTORS } from '@app/toolset';
+import { MAX_INLINE_SELECTORS, SELECTOR_PATTERN } from '@app/toolset';
 import { IsLabelSelector, IsMetadataMap, IsToolset, Optional } from './agents.validators.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -9,6 +9,10 @@ const DNS1123_MESSAGE = (field: string, max: number) =>
   `${field} must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit, at most ${max} characters`;
 
 export const SYSTEM_MESSAGE_MAX = 20_000;
+
+/** The OpenAPI/JSON Schema of an agent's name and namespace: what the class-validator rules below enforce. */
+export const AGENT_NAME_SCHEMA = { type: 'string', pattern: DNS1123_LABEL.source, minLength: 1, maxLength: 53, example: 'incident-helper' } as const;
+export const NAMESPACE_SCHEMA = { type: 'string', pattern: DNS1123_LABEL.source, minLength: 1, maxLength: 63, example: 'agents' } as const;
 
 /** dryRun: answer as the write would, write nothing. */
 function DryRun(): PropertyDecorator {
@@ -22,7 +26,7 @@ function DryRun(): PropertyDecorator {
 /** name: the agent and helm release name, chosen by the caller. */
 function AgentName(description = 'The agent and helm release name, chosen by the caller (DNS-1123 label, at most 53 characters)'): PropertyDecorator {
   return (target: object, key: string | symbol) => {
-    ApiProperty({ description, example: 'incident-helper', maxLength: 53 })(target, key);
+    ApiProperty({ description, ...AGENT_NAME_SCHEMA })(target, key);
     IsString()(target, key);
     Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })(target, key);
     MaxLength(53, { message: DNS1123_MESSAGE('name', 53) })(target, key);
@@ -32,7 +36,7 @@ function AgentName(description = 'The agent and helm release name, chosen by the
 /** namespace: the agent's Kubernetes namespace. */
 function AgentNamespace(): PropertyDecorator {
   return (target: object, key: string | symbol) => {
-    ApiProperty({ description: 'The Kubernetes namespace (DNS-1123 label)', example: 'agents', maxLength: 63 })(target, key);
+    ApiProperty({ description: 'The Kubernetes namespace (DNS-1123 label, at most 63 characters)', ...NAMESPACE_SCHEMA })(target, key);
     IsString()(target, key);
     Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })(target, key);
     MaxLength(63, { message: DNS1123_MESSAGE('namespace', 63) })(target, key);
@@ -45,7 +49,7 @@ function AgentNamespace(): PropertyDecorator {
  */
 function ModelConfig(required: boolean): PropertyDecorator {
   return (target: object, key: string | symbol) => {
-    const doc = { description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', maxLength: 253 };
+    const doc = { description: 'Name of the kagent ModelConfig the agent uses', example: 'default-model-config', minLength: 1, maxLength: 253 };
     (required ? ApiProperty(doc) : ApiPropertyOptional(doc))(target, key);
     if (!required) Optional()(target, key);
     IsString()(target, key);
@@ -59,13 +63,17 @@ const REQUEST_ID_DOC =
 const EXPECTED_VERSION_DOC =
   "Refuse the write with precondition_failed unless the agent's version is still this one (REST: the If-Match header with the ETag)";
 
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY_PATTERN = IDEMPOTENCY_KEY.source;
+
 /** requestId: the idempotency key of a write. */
 function RequestId(): PropertyDecorator {
   return (target: object, key: string | symbol) => {
-    ApiPropertyOptional({ description: REQUEST_ID_DOC, maxLength: 255, example: '7f9c2ba4-e88f-11ee-9f6b-0242ac120002' })(target, key);
+    // no example: a fixed key copied from the docs would turn the next user's write into a 409
+    ApiPropertyOptional({ description: REQUEST_ID_DOC, pattern: IDEMPOTENCY_KEY.source, minLength: 1, maxLength: 255 })(target, key);
     Optional()(target, key);
     IsString()(target, key);
-    Matches(/^[\x21-\x7e]{1,255}$/, { message: 'requestId must be 1 to 255 visible ASCII characters, e.g. a UUID' })(target, key);
+    Matches(IDEMPOTENCY_KEY, { message: 'requestId must be 1 to 255 visible ASCII characters, e.g. a UUID' })(target, key);
   };
 }
 
@@ -75,7 +83,7 @@ const MAX_COUNTER = 2_147_483_647;
 /** expectedVersion: optimistic concurrency on an existing agent. */
 function ExpectedVersion(): PropertyDecorator {
   return (target: object, key: string | symbol) => {
-    ApiPropertyOptional({ description: EXPECTED_VERSION_DOC, minimum: 1, maximum: MAX_COUNTER, example: 3 })(target, key);
+    ApiPropertyOptional({ description: EXPECTED_VERSION_DOC, type: 'integer', minimum: 1, maximum: MAX_COUNTER, example: 3 })(target, key);
     Optional()(target, key);
     IsInt({ message: 'expectedVersion must be a whole number: the version from get_agent' })(target, key);
     Min(1)(target, key);
@@ -83,36 +91,59 @@ function ExpectedVersion(): PropertyDecorator {
   };
 }
 
+/** A toolset as the schema states it; the grammar of libs/toolset enforces it (and says more, e.g. toolset: and label: are refused). */
+const TOOLSET_SCHEMA = {
+  type: 'array',
+  items: { type: 'string', pattern: SELECTOR_PATTERN.source },
+  minItems: 1,
+  maxItems: MAX_INLINE_SELECTORS,
+  example: ['preset:read-only', 'workflow:incident-triage'],
+} as const;
+
 const TOOLSET_DOC =
   `Selectors that bound which Muster tools the agent may use, written to the chart exactly as given. ` +
   `Each matches ^(preset|server|workflow|tool):[^\\s,]+$; 1 to ${MAX_INLINE_SELECTORS} items; ["preset:none"] is a chat-only agent.`;
 
 /** The optional details of an agent, the same on create, update and validate. */
 class AgentDetailsDto {
-  @ApiPropertyOptional({ description: "The Agent's spec.description", maxLength: 2000 })
+  @ApiPropertyOptional({ description: "The Agent's spec.description", maxLength: 2000, example: 'Helps the on-call engineer triage incidents' })
   @Optional()
   @IsString()
   @MaxLength(2000)
   description?: string;
 
-  @ApiPropertyOptional({ description: 'A human-friendly name, written as an annotation', maxLength: 253 })
+  @ApiPropertyOptional({ description: 'A human-friendly name, written as an annotation', maxLength: 253, example: 'Incident helper' })
   @Optional()
   @IsString()
   @MaxLength(253)
   displayName?: string;
 
-  @ApiPropertyOptional({ description: 'The system prompt of the agent', maxLength: SYSTEM_MESSAGE_MAX })
+  @ApiPropertyOptional({
+    description: 'The system prompt of the agent',
+    maxLength: SYSTEM_MESSAGE_MAX,
+    example: 'You help the on-call engineer triage incidents. Read before you act; never change anything.',
+  })
   @Optional()
   @IsString()
   @MaxLength(SYSTEM_MESSAGE_MAX, { message: `systemMessage must be at most ${SYSTEM_MESSAGE_MAX} characters` })
   systemMessage?: string;
 
-  @ApiPropertyOptional({ description: 'Labels on the Agent object (replaced whole on update)', type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({
+    description: 'Labels on the Agent object (replaced whole on update); the chart sets app.kubernetes.io/* and helm.sh/chart itself',
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: 63 },
+    example: { team: 'sre' },
+  })
   @Optional()
   @IsMetadataMap('labels')
   labels?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'Annotations on the Agent object (replaced whole on update)', type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({
+    description: 'Annotations on the Agent object (replaced whole on update); helm.sh/*, meta.helm.sh/* and agent-manager.giantswarm.io/* are refused',
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    example: { 'example.com/runbook': 'https://runbooks.example.com/incident-triage' },
+  })
   @Optional()
   @IsMetadataMap('annotations')
   annotations?: Record<string, string>;
@@ -123,7 +154,7 @@ class AgentPatchFieldsDto extends AgentDetailsDto {
   @ModelConfig(false)
   modelConfig?: string;
 
-  @ApiPropertyOptional({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only', 'workflow:incident-triage'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
+  @ApiPropertyOptional({ description: TOOLSET_DOC, ...TOOLSET_SCHEMA })
   @Optional()
   @IsToolset({ required: true })
   toolset?: string[];
@@ -142,7 +173,7 @@ export class CreateAgentDto extends AgentDetailsDto {
   @ModelConfig(true)
   modelConfig: string;
 
-  @ApiProperty({ description: TOOLSET_DOC, type: [String], example: ['preset:read-only'], minItems: 1, maxItems: MAX_INLINE_SELECTORS })
+  @ApiProperty({ description: TOOLSET_DOC, ...TOOLSET_SCHEMA })
   @IsToolset({ required: true })
   toolset: string[];
 
@@ -179,9 +210,8 @@ export class ValidateAgentDto extends AgentPatchFieldsDto {
   namespace: string;
 }
 
-
 export class RollbackAgentDto extends DeleteAgentDto {
-  @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', example: 1, minimum: 1, maximum: MAX_COUNTER })
+  @ApiProperty({ description: 'The agent revision to return to (see list_agent_revisions)', type: 'integer', example: 1, minimum: 1, maximum: MAX_COUNTER })
   @IsInt({ message: 'revision must be a whole number, e.g. 1' })
   @Min(1)
   @Max(MAX_COUNTER, { message: 'revision is beyond any revision an agent reaches: pick one from list_agent_revisions' })
@@ -209,7 +239,7 @@ export class AgentRefDto {
 export const LIST_STATUSES = ['active', 'deleted', 'all'] as const;
 
 export class ListAgentsQueryDto {
-  @ApiPropertyOptional({ description: 'Only agents in this namespace' })
+  @ApiPropertyOptional({ description: 'Only agents in this namespace', ...NAMESPACE_SCHEMA })
   @Optional()
   @IsString()
   @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
@@ -226,7 +256,7 @@ export class ListAgentsQueryDto {
   @IsIn(LIST_STATUSES, { message: `status must be one of ${LIST_STATUSES.join(', ')}` })
   status?: (typeof LIST_STATUSES)[number];
 
-  @ApiPropertyOptional({ description: 'Page size, 1 to 100', default: 20, minimum: 1, maximum: 100 })
+  @ApiPropertyOptional({ description: 'Page size, 1 to 100', type: 'integer', default: 20, minimum: 1, maximum: 100 })
   @Optional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be a whole number from 1 to 100' })
@@ -239,3 +269,21 @@ export class ListAgentsQueryDto {
   @IsString()
   cursor?: string;
 }
+
+/**
+ * The request bodies Swagger UI offers for "Try it out": dry runs with realistic values, no
+ * requestId (a copied key would make the next user's write a 409), so executing one unchanged
+ * writes nothing.
+ */
+export const REQUEST_EXAMPLES = {
+  create: {
+    name: 'incident-helper',
+    namespace: 'agents',
+    modelConfig: 'default-model-config',
+    toolset: ['preset:read-only', 'workflow:incident-triage'],
+    dryRun: true,
+  },
+  update: { toolset: ['preset:read-only', 'workflow:incident-triage', 'server:github'], dryRun: true },
+  validate: { name: 'incident-helper', namespace: 'agents', modelConfig: 'default-model-config', toolset: ['preset:read-only', 'workflow:incident-triage'] },
+  rollback: { revision: 1, dryRun: true },
+} as const;

@@ -1,78 +1,145 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 export class ProblemDto {
-  @ApiProperty({ description: 'Where: a field or a list item such as toolset[3]' }) path: string;
-  @ApiProperty({ description: 'What is wrong and what to do instead' }) message: string;
+  @ApiProperty({ description: 'Where: a field or a list item such as toolset[3]', example: 'toolset[0]' }) path: string;
+  @ApiProperty({ description: 'What is wrong and what to do instead', example: 'preset "read-olny" is not a shipped preset; did you mean "read-only"?' }) message: string;
 }
 
+const EXAMPLE = {
+  modelConfig: 'default-model-config',
+  toolset: ['preset:read-only', 'workflow:incident-triage'],
+  description: 'Helps the on-call engineer triage incidents',
+  displayName: 'Incident helper',
+  systemMessage: 'You help the on-call engineer triage incidents. Read before you act; never change anything.',
+  labels: { team: 'sre' },
+  annotations: { 'example.com/runbook': 'https://runbooks.example.com/incident-triage' },
+  date: '2026-03-14T09:26:53.000Z',
+  actor: 'alice@example.com',
+} as const;
+
+/** The manifests helm renders for the example values (YAML text). */
+export const MANIFESTS_EXAMPLE = `---
+# Source: agent/templates/agent.yaml
+apiVersion: kagent.dev/v1alpha2
+kind: Agent
+metadata:
+  name: "incident-helper"
+  namespace: "agents"
+  labels:
+    app.kubernetes.io/instance: incident-helper
+    app.kubernetes.io/managed-by: Helm
+    app.kubernetes.io/name: agent
+    app.kubernetes.io/version: 0.6.0
+    helm.sh/chart: agent-0.6.0
+    team: sre
+  annotations:
+    agent-manager.giantswarm.io/display-name: Incident helper
+    example.com/runbook: https://runbooks.example.com/incident-triage
+spec:
+  type: Declarative
+  description: "Helps the on-call engineer triage incidents"
+  declarative:
+    systemMessage: "You help the on-call engineer triage incidents. Read before you act; never change anything."
+    modelConfig: "default-model-config"
+    tools:
+      - type: McpServer
+        mcpServer:
+          kind: "RemoteMCPServer"
+          apiGroup: "kagent.dev"
+          name: "muster"
+          toolNames: ["list_tools","filter_tools","describe_tool","call_tool","list_core_tools","list_resources","get_resource","list_prompts","get_prompt"]
+        headersFrom:
+          - name: X-Muster-Toolset
+            value: "preset:read-only,workflow:incident-triage"
+`;
+const MANIFESTS_DOC = 'YAML text: the Kubernetes objects helm renders for these values, as documents separated by "---"';
+const STRING_MAP = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
 export class AgentSpecDto {
-  @ApiProperty() modelConfig: string;
-  @ApiProperty({ type: [String] }) toolset: string[];
-  @ApiPropertyOptional() description?: string;
-  @ApiPropertyOptional() displayName?: string;
-  @ApiPropertyOptional() systemMessage?: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) labels?: Record<string, string>;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) annotations?: Record<string, string>;
+  @ApiProperty({ example: EXAMPLE.modelConfig }) modelConfig: string;
+  @ApiProperty({ type: [String], example: EXAMPLE.toolset }) toolset: string[];
+  @ApiPropertyOptional({ example: EXAMPLE.description }) description?: string;
+  @ApiPropertyOptional({ example: EXAMPLE.displayName }) displayName?: string;
+  @ApiPropertyOptional({ example: EXAMPLE.systemMessage }) systemMessage?: string;
+  @ApiPropertyOptional({ ...STRING_MAP, example: EXAMPLE.labels }) labels?: Record<string, string>;
+  @ApiPropertyOptional({ ...STRING_MAP, example: EXAMPLE.annotations }) annotations?: Record<string, string>;
 }
 
 export class ChartValuesDto {
-  @ApiProperty() modelConfig: string;
-  @ApiProperty({ type: [String] }) toolset: string[];
-  @ApiProperty() description: string;
-  @ApiProperty() displayName: string;
-  @ApiProperty() systemMessage: string;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) labels: Record<string, string>;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) annotations: Record<string, string>;
+  @ApiProperty({ example: EXAMPLE.modelConfig }) modelConfig: string;
+  @ApiProperty({ type: [String], example: EXAMPLE.toolset }) toolset: string[];
+  @ApiProperty({ example: EXAMPLE.description }) description: string;
+  @ApiProperty({ example: EXAMPLE.displayName }) displayName: string;
+  @ApiProperty({ example: EXAMPLE.systemMessage }) systemMessage: string;
+  @ApiProperty({ ...STRING_MAP, example: EXAMPLE.labels }) labels: Record<string, string>;
+  @ApiProperty({ ...STRING_MAP, example: EXAMPLE.annotations }) annotations: Record<string, string>;
 }
 
 export class ChartRefDto {
-  @ApiProperty({ description: 'The chart reference helm installs' }) ref: string;
-  @ApiProperty({ nullable: true, type: String }) version: string | null;
+  @ApiProperty({ description: 'The chart reference helm installs', example: '/opt/agent-manager/charts/agent' }) ref: string;
+  @ApiProperty({ nullable: true, type: String, example: '0.6.0' }) version: string | null;
 }
 
 export class OperationDto {
-  @ApiProperty() id: string;
-  @ApiProperty({ enum: ['create', 'update', 'delete', 'rollback'] }) kind: string;
-  @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] }) state: string;
-  @ApiProperty() actor: string;
-  @ApiProperty({ format: 'date-time' }) startedAt: string;
-  @ApiProperty({ format: 'date-time', nullable: true, type: String }) finishedAt: string | null;
-  @ApiProperty({ nullable: true, type: Number }) helmRevision: number | null;
-  @ApiProperty({ nullable: true, type: String }) errorCode: string | null;
-  @ApiProperty({ nullable: true, type: String }) errorMessage: string | null;
+  @ApiProperty({ example: 'c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11' }) id: string;
+  @ApiProperty({ enum: ['create', 'update', 'delete', 'rollback'], example: 'create' }) kind: string;
+  @ApiProperty({ enum: ['pending', 'succeeded', 'failed'], example: 'succeeded' }) state: string;
+  @ApiProperty({ example: EXAMPLE.actor }) actor: string;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE.date }) startedAt: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, example: EXAMPLE.date }) finishedAt: string | null;
+  @ApiProperty({ nullable: true, type: 'integer', example: 1 }) helmRevision: number | null;
+  @ApiProperty({ nullable: true, type: String, example: null }) errorCode: string | null;
+  @ApiProperty({ nullable: true, type: String, example: null }) errorMessage: string | null;
 }
 
 export class AgentDto {
-  @ApiProperty() id: string;
-  @ApiProperty() namespace: string;
-  @ApiProperty() name: string;
-  @ApiProperty({ enum: ['active', 'deleted'] }) state: string;
+  @ApiProperty({ example: '0b7e6c1a-3f0d-4c55-8d2e-6a9f1e2b3c4d' }) id: string;
+  @ApiProperty({ example: 'agents' }) namespace: string;
+  @ApiProperty({ example: 'incident-helper' }) name: string;
+  @ApiProperty({ enum: ['active', 'deleted'], example: 'active' }) state: string;
   @ApiProperty({ type: AgentSpecDto }) spec: AgentSpecDto;
   @ApiProperty({ type: ChartValuesDto, description: 'The chart values helm reports for the applied revision' }) values: ChartValuesDto;
-  @ApiProperty({ type: [String], description: 'The declared toolset, exactly as written' }) toolset: string[];
-  @ApiProperty({ description: 'The agent-manager revision applied' }) revision: number;
-  @ApiProperty({ nullable: true, type: Number, description: 'The helm release revision applied' }) helmRevision: number | null;
-  @ApiProperty({ description: 'Changes on every applied write' }) version: number;
+  @ApiProperty({ type: [String], description: 'The declared toolset, exactly as written', example: EXAMPLE.toolset }) toolset: string[];
+  @ApiProperty({ type: 'integer', description: 'The agent-manager revision applied', example: 1 }) revision: number;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'The helm release revision applied', example: 1 }) helmRevision: number | null;
+  @ApiProperty({ type: 'integer', description: 'Changes on every applied write; the ETag', example: 1 }) version: number;
   @ApiProperty({ type: ChartRefDto }) chart: ChartRefDto;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
-  @ApiProperty({ format: 'date-time', nullable: true, type: String }) deletedAt: string | null;
-  @ApiProperty() createdBy: string;
-  @ApiProperty() updatedBy: string;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE.date }) createdAt: string;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE.date }) updatedAt: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, example: null }) deletedAt: string | null;
+  @ApiProperty({ example: EXAMPLE.actor }) createdBy: string;
+  @ApiProperty({ example: EXAMPLE.actor }) updatedBy: string;
   @ApiProperty({ type: OperationDto, nullable: true, description: 'The latest write on this agent (in flight, failed or done)' }) lastOperation: OperationDto | null;
 }
 
 export class AgentPageDto {
   @ApiProperty({ type: [AgentDto] }) items: AgentDto[];
-  @ApiProperty({ nullable: true, type: String, description: 'Pass as cursor for the next page; null on the last page' }) nextCursor: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as cursor for the next page; null on the last page', example: null }) nextCursor: string | null;
 }
 
-export class CreateResultDto {
-  @ApiProperty() dryRun: boolean;
-  @ApiProperty({ type: AgentDto, nullable: true, description: 'The created agent; null on a dry run' }) agent: AgentDto | null;
+/** What every create answer carries besides dryRun and agent. */
+class CreateAnswerDto {
   @ApiProperty({ type: ChartValuesDto, description: 'The chart values written (or that would be)' }) values: ChartValuesDto;
-  @ApiProperty({ description: 'The manifests helm renders for these values (YAML)' }) manifests: string;
-  @ApiProperty({ type: [ProblemDto], description: 'Non-blocking hints, e.g. a preset name close to a shipped one' }) warnings: ProblemDto[];
+  @ApiProperty({ description: MANIFESTS_DOC, example: MANIFESTS_EXAMPLE }) manifests: string;
+  @ApiProperty({ type: [ProblemDto], description: 'Non-blocking hints, e.g. a preset name close to a shipped one', example: [] }) warnings: ProblemDto[];
+}
+
+/** The 201 answer of a create: the agent exists now. */
+export class CreatedAgentDto extends CreateAnswerDto {
+  @ApiProperty({ enum: [false], description: 'Always false: the agent was created' }) dryRun: false;
+  @ApiProperty({ type: AgentDto, description: 'The created agent' }) agent: AgentDto;
+}
+
+/** The 200 answer of a create with dryRun: what would be written; nothing was. */
+export class CreateDryRunDto extends CreateAnswerDto {
+  @ApiProperty({ enum: [true], description: 'Always true: nothing was written' }) dryRun: true;
+  @ApiProperty({ type: 'object', additionalProperties: false, nullable: true, enum: [null], description: 'Always null: a dry run creates no agent', example: null }) agent: null;
+}
+
+/** Either create answer (the MCP tool's output): agent is null exactly when dryRun is true. */
+export class CreateResultDto extends CreateAnswerDto {
+  @ApiProperty({ description: 'True when nothing was written' }) dryRun: boolean;
+  @ApiProperty({ type: AgentDto, nullable: true, description: 'The created agent; null on a dry run' }) agent: AgentDto | null;
 }
 
 export class UpdateResultDto {
@@ -81,8 +148,8 @@ export class UpdateResultDto {
   @ApiProperty({ type: ChartValuesDto }) before: ChartValuesDto;
   @ApiProperty({ type: ChartValuesDto }) after: ChartValuesDto;
   @ApiProperty({ type: AgentDto }) agent: AgentDto;
-  @ApiProperty({ description: 'The manifests helm renders for the values after (YAML)' }) manifests: string;
-  @ApiProperty({ type: [ProblemDto] }) warnings: ProblemDto[];
+  @ApiProperty({ description: MANIFESTS_DOC, example: MANIFESTS_EXAMPLE }) manifests: string;
+  @ApiProperty({ type: [ProblemDto], example: [] }) warnings: ProblemDto[];
 }
 
 export class DeleteResultDto {
@@ -93,7 +160,7 @@ export class DeleteResultDto {
 
 export class RollbackResultDto {
   @ApiProperty() dryRun: boolean;
-  @ApiProperty({ description: 'The revision whose values were restored' }) rolledBackTo: number;
+  @ApiProperty({ type: 'integer', description: 'The revision whose values were restored', example: 1 }) rolledBackTo: number;
   @ApiProperty({ type: ChartValuesDto }) before: ChartValuesDto;
   @ApiProperty({ type: ChartValuesDto }) after: ChartValuesDto;
   @ApiProperty({ type: AgentDto }) agent: AgentDto;
@@ -101,69 +168,70 @@ export class RollbackResultDto {
 
 export class ValidateResultDto {
   @ApiProperty({ description: 'True when the write would be accepted' }) valid: boolean;
-  @ApiProperty({ type: [ProblemDto] }) violations: ProblemDto[];
-  @ApiProperty({ type: [ProblemDto] }) warnings: ProblemDto[];
-  @ApiProperty({ nullable: true, type: String, description: 'The manifests helm renders (YAML); null when the input could not be rendered' }) manifests: string | null;
+  @ApiProperty({ type: [ProblemDto], example: [] }) violations: ProblemDto[];
+  @ApiProperty({ type: [ProblemDto], example: [] }) warnings: ProblemDto[];
+  @ApiProperty({ nullable: true, type: String, description: `${MANIFESTS_DOC}; null when the input could not be rendered`, example: MANIFESTS_EXAMPLE }) manifests: string | null;
 }
 
 export class RevisionDto {
-  @ApiProperty() revision: number;
-  @ApiProperty({ nullable: true, type: Number }) helmRevision: number | null;
-  @ApiProperty({ enum: ['create', 'update', 'rollback'] }) kind: string;
-  @ApiProperty({ nullable: true, type: Number, description: 'For a rollback, the revision restored' }) rolledBackTo: number | null;
-  @ApiProperty({ description: 'Who applied it' }) createdBy: string;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ type: 'integer', example: 1 }) revision: number;
+  @ApiProperty({ nullable: true, type: 'integer', example: 1 }) helmRevision: number | null;
+  @ApiProperty({ enum: ['create', 'update', 'rollback'], example: 'create' }) kind: string;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'For a rollback, the revision restored', example: null }) rolledBackTo: number | null;
+  @ApiProperty({ description: 'Who applied it', example: EXAMPLE.actor }) createdBy: string;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE.date }) createdAt: string;
   @ApiProperty({ type: AgentSpecDto }) spec: AgentSpecDto;
   @ApiProperty({ type: ChartValuesDto }) values: ChartValuesDto;
 }
 
 export class RevisionListDto {
-  @ApiProperty() namespace: string;
-  @ApiProperty() name: string;
-  @ApiProperty({ description: 'The revision currently applied' }) current: number;
+  @ApiProperty({ example: 'agents' }) namespace: string;
+  @ApiProperty({ example: 'incident-helper' }) name: string;
+  @ApiProperty({ type: 'integer', description: 'The revision currently applied', example: 1 }) current: number;
   @ApiProperty({ type: [RevisionDto] }) items: RevisionDto[];
 }
 
 export class ConditionDto {
-  @ApiProperty() type: string;
-  @ApiProperty() status: string;
-  @ApiPropertyOptional() reason?: string;
-  @ApiPropertyOptional() message?: string;
+  @ApiProperty({ example: 'Accepted' }) type: string;
+  @ApiProperty({ enum: ['True', 'False', 'Unknown'], example: 'True' }) status: string;
+  @ApiPropertyOptional({ example: 'AgentReconciled' }) reason?: string;
+  @ApiPropertyOptional({ example: 'Agent reconciled successfully' }) message?: string;
 }
 
 export class StatusDto {
-  @ApiProperty() namespace: string;
-  @ApiProperty() name: string;
-  @ApiProperty({ enum: ['ready', 'progressing', 'failed', 'unknown'] }) verdict: string;
-  @ApiProperty({ description: 'One sentence saying why' }) message: string;
-  @ApiProperty({ nullable: true, type: String, description: 'The helm release status, null when there is no release' }) releaseStatus: string | null;
-  @ApiProperty({ nullable: true, type: Number }) releaseRevision: number | null;
+  @ApiProperty({ example: 'agents' }) namespace: string;
+  @ApiProperty({ example: 'incident-helper' }) name: string;
+  @ApiProperty({ enum: ['ready', 'progressing', 'failed', 'unknown'], example: 'ready' }) verdict: string;
+  @ApiProperty({ description: 'One sentence saying why', example: 'release deployed (revision 1) and the Agent is Accepted and Ready' }) message: string;
+  @ApiProperty({ nullable: true, type: String, description: 'The helm release status, null when there is no release', example: 'deployed' }) releaseStatus: string | null;
+  @ApiProperty({ nullable: true, type: 'integer', example: 1 }) releaseRevision: number | null;
   @ApiProperty({ type: [ConditionDto] }) conditions: ConditionDto[];
-  @ApiProperty({ type: [String], description: 'What differs between the store, the release and the live object; empty when nothing drifted' }) drift: string[];
+  @ApiProperty({ type: [String], description: 'What differs between the store, the release and the live object; empty when nothing drifted', example: [] }) drift: string[];
 }
 
 export class PresetDto {
-  @ApiProperty() name: string;
-  @ApiProperty({ enum: ['muster', 'platform'], description: 'Built into Muster, or shipped by the platform chart' }) source: string;
+  @ApiProperty({ example: 'read-only' }) name: string;
+  @ApiProperty({ enum: ['muster', 'platform'], description: 'Built into Muster, or shipped by the platform chart', example: 'muster' }) source: string;
 }
 
 export class ToolsetLimitsDto {
-  @ApiProperty() maxSelectors: number;
-  @ApiProperty() selectorPattern: string;
-  @ApiProperty({ type: [String] }) reservedPrefixes: string[];
-  @ApiProperty({ type: [String] }) presetOnlyPrefixes: string[];
+  @ApiProperty({ type: 'integer', example: 32 }) maxSelectors: number;
+  @ApiProperty({ example: '^(preset|server|workflow|tool):[^\\s,]+$' }) selectorPattern: string;
+  @ApiProperty({ type: [String], example: ['toolset'] }) reservedPrefixes: string[];
+  @ApiProperty({ type: [String], example: ['label'] }) presetOnlyPrefixes: string[];
 }
 
 export class HelmInfoDto {
-  @ApiProperty({ nullable: true, type: String }) version: string | null;
-  @ApiProperty({ nullable: true, type: Number }) major: number | null;
-  @ApiProperty() binary: string;
+  @ApiProperty({ nullable: true, type: String, example: 'v4.0.1' }) version: string | null;
+  @ApiProperty({ nullable: true, type: 'integer', example: 4 }) major: number | null;
+  @ApiProperty({ example: '/opt/agent-manager/node_modules/.cache/agent-manager/helm' }) binary: string;
 }
 
 export class ChartInfoDto {
-  @ApiProperty() ref: string;
-  @ApiProperty({ nullable: true, type: String }) version: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'sha256 of values.schema.json for a local chart' }) valuesSchemaDigest: string | null;
+  @ApiProperty({ example: '/opt/agent-manager/charts/agent' }) ref: string;
+  @ApiProperty({ nullable: true, type: String, example: '0.6.0' }) version: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'sha256 of values.schema.json for a local chart', example: 'sha256:3b1f0c9a5e7d2b4c6a8e0f1d3c5b7a9e2d4f6b8a0c1e3d5f7a9b2c4d6e8f0a1b' })
+  valuesSchemaDigest: string | null;
 }
 
 export class CapabilitiesDto {
@@ -178,11 +246,11 @@ export class CapabilitiesDto {
 }
 
 export class InfoDto {
-  @ApiProperty() service: string;
-  @ApiProperty() version: string;
+  @ApiProperty({ example: 'agent-manager' }) service: string;
+  @ApiProperty({ example: '0.1.0' }) version: string;
   @ApiProperty({ type: ChartInfoDto }) chart: ChartInfoDto;
   @ApiProperty({ type: HelmInfoDto }) helm: HelmInfoDto;
-  @ApiProperty({ enum: ['sqlite', 'postgresql'] }) store: string;
+  @ApiProperty({ enum: ['sqlite', 'postgresql'], example: 'sqlite' }) store: string;
   @ApiProperty({ type: CapabilitiesDto }) capabilities: CapabilitiesDto;
   @ApiProperty({ type: ToolsetLimitsDto }) toolsetLimits: ToolsetLimitsDto;
   @ApiProperty({ type: [PresetDto] }) presets: PresetDto[];
