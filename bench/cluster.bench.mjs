@@ -98,6 +98,13 @@ function unreachableKubeconfig() {
   return file;
 }
 
+/** JSON with sorted keys, to compare values whatever order their keys came in. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  return JSON.stringify(value);
+}
+
 function valuesFile(name, values) {
   const file = join(dir, `${name}.values.json`);
   writeFileSync(file, JSON.stringify(values));
@@ -166,8 +173,8 @@ async function writes(service, kubeconfig) {
     async (i) => written.push((await expectStatus(api(service.base, 'POST', '/api/v1/agents', createBody(svc(i), i)), 201, `create ${svc(i)}`)).body.values),
     (i) => helm(kubeconfig, ['install', bare(i), CHART, '--namespace', NS, '--values', createFiles[i]]),
   ]);
-  const expected = JSON.stringify(await chartValuesOf(specOf(createBody(svc(0), 0))));
-  if (JSON.stringify(written[0]) !== expected) log(`WARNING: the service wrote other values than bare helm gets: ${JSON.stringify(written[0])}`);
+  const expected = canonical(await chartValuesOf(specOf(createBody(svc(0), 0))));
+  if (canonical(written[0]) !== expected) log(`WARNING: the service wrote other values than bare helm gets: ${JSON.stringify(written[0])}`);
   const update = await interleave(WRITE_ROUNDS, [
     (i) => expectStatus(api(service.base, 'PATCH', `/api/v1/agents/${NS}/${svc(i)}`, patchOf(i)), 200, `update ${svc(i)}`),
     (i) => helm(kubeconfig, ['upgrade', bare(i), CHART, '--namespace', NS, '--values', updateFiles[i]]),
@@ -222,7 +229,7 @@ async function race(service) {
     const started = performance.now();
     const answers = await Promise.all(
       Array.from({ length: 10 }, async (_, k) => {
-        const res = await api(service.base, 'PATCH', `/api/v1/agents/${NS}/svc-race`, { displayName: `racer ${k}` }, withIfMatch ? { 'if-match': etag } : {});
+        const res = await api(service.base, 'PATCH', `/api/v1/agents/${NS}/svc-race`, { displayName: `racer ${withIfMatch ? 'b' : 'a'}${k}` }, withIfMatch ? { 'if-match': etag } : {});
         return { status: res.status, ms: performance.now() - started, code: res.body?.error?.code };
       }),
     );
@@ -241,7 +248,7 @@ async function race(service) {
       applied,
       latencies: answers.map((a) => Math.round(a.ms)),
       unit: 'ms',
-      target: withIfMatch ? '1×200, 9×412' : '10×200, applied in order',
+      target: withIfMatch ? '1×200, 9×412' : '10×200 (queued, applied in order)',
       met,
     });
   }
@@ -376,6 +383,18 @@ function printAll() {
       });
     printTable(`== ${section}`, rows);
   }
+  const targeted = results.figures.filter((f) => f.target);
+  printTable(
+    '== targets (issue 8): every figure that has one',
+    targeted.map((f) => ({
+      figure: `${f.section}: ${f.label}`,
+      a: f.counts ? Object.entries(f.counts).map(([s, n]) => `${n}×${s}`).join(', ') : f.ratio === undefined ? fmt(f.a.median, f.unit) : `${f.ratio.toFixed(2)}× (${f.ratioOf})`,
+      target: f.target,
+      met: f.met,
+    })),
+    ['figure', 'measured', '', '', 'target', ''],
+  );
+  console.log(`\n${targeted.filter((f) => f.met).length} of ${targeted.length} targets met`);
 }
 
 function save() {

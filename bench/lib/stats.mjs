@@ -39,8 +39,7 @@ export function fmt(s, unit = 'ms') {
 }
 
 /** Prints rows of {figure, a, b, ratio, target, met} as an aligned table. */
-export function printTable(title, rows) {
-  const head = ['figure', 'A', 'B', 'ratio', 'target', ''];
+export function printTable(title, rows, head = ['figure', 'A', 'B', 'ratio', 'target', '']) {
   const cells = rows.map((r) => [r.figure, r.a ?? '', r.b ?? '', r.ratio ?? '', r.target ?? '', r.met === undefined ? '' : r.met ? 'met' : 'MISSED']);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => String(c[i]).length)));
   const line = (c) => c.map((v, i) => String(v).padEnd(widths[i])).join('  ').trimEnd();
