@@ -1,0 +1,462 @@
+// `BENCH_CLUSTER=1 npm run bench`: the figures users compare (issue 8), side by side in one run,
+// interleaved (A, B, A, B …) so machine noise hits both, against a local control plane it starts
+// and stops itself: the service against bare helm, MCP against REST, lists at 100/1,000/10,000
+// agents (SQLite; PostgreSQL too with BENCH_PG=1), start-up, RSS and 10 concurrent PATCHes.
+// Prints medians with min–max next to the issue's targets, writes bench/results.json, asserts nothing.
+// BENCH_ROUNDS scales the rounds (1 = the defaults below).
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { URLSearchParams } from 'node:url';
+import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startControlPlane, startPostgres } from './lib/infra.mjs';
+import { chartValuesOf, SEED_LABEL, seedAgents } from './lib/seed.mjs';
+import { HELM_BIN, ROOT, startService } from './lib/service.mjs';
+import { fmt, interleave, printTable, summary } from './lib/stats.mjs';
+
+const run = promisify(execFile);
+const SCALE = Number(process.env.BENCH_ROUNDS ?? 1);
+const rounds = (n) => Math.max(3, Math.round(n * SCALE));
+const WRITE_ROUNDS = rounds(15);
+const READ_ROUNDS = rounds(30);
+const MCP_ROUNDS = rounds(100);
+const LIST_ROUNDS = rounds(15);
+const STARTS = rounds(5);
+/** BENCH_LIST_SIZES=100,1000,10000 (the default): the store sizes the list figures compare, smallest first. */
+const SIZES = (process.env.BENCH_LIST_SIZES ?? '100,1000,10000').split(',').map(Number);
+const SETTLE_MS = 5000;
+const CHART = join(ROOT, 'charts', 'agent');
+/** BENCH_ONLY=start,writes,reads,mcp,race,lists runs only those sections (all by default). */
+const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()) : null;
+const wanted = (section) => !ONLY || ONLY.includes(section);
+const NS = 'bench';
+
+const log = (message) => console.error(`[bench] ${message}`);
+const dir = mkdtempSync(join(tmpdir(), 'agent-manager-bench-'));
+const results = {
+  meta: {
+    startedAt: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    scale: SCALE,
+    only: ONLY,
+    rounds: { writes: WRITE_ROUNDS, reads: READ_ROUNDS, mcp: MCP_ROUNDS, lists: LIST_ROUNDS, starts: STARTS },
+  },
+  figures: [],
+};
+const cleanups = [];
+
+/** A figure: A against B (or one value) with the issue's target, kept for the table and the JSON. */
+function figure(entry) {
+  results.figures.push(entry);
+  return entry;
+}
+
+function ratioFigure({ id, section, label, a, b, invert = false, target, limit, unit = 'ms', extra }) {
+  const ratio = invert ? b.median / a.median : a.median / b.median;
+  const met = limit === undefined ? undefined : invert ? ratio >= limit : ratio <= limit;
+  return figure({ id, section, label, a, b, unit, ratio, ratioOf: invert ? 'B/A' : 'A/B', target, met, ...extra });
+}
+
+// ---------------------------------------------------------------------------------------------
+// REST and helm helpers
+
+async function api(base, method, path, body, headers = {}) {
+  const init = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers['content-type'] = 'application/json';
+  }
+  const res = await fetch(base + path, init);
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+async function expectStatus(promise, status, what) {
+  const res = await promise;
+  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return res;
+}
+
+function helm(kubeconfig, args) {
+  return run(HELM_BIN, args, { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 << 20 });
+}
+
+/** For sections that need no cluster: helm and the Kubernetes client fail fast against it. */
+function unreachableKubeconfig() {
+  const file = join(dir, 'unreachable.kubeconfig');
+  writeFileSync(
+    file,
+    'apiVersion: v1\nkind: Config\nclusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]\n' +
+      'users: [{name: none, user: {token: none}}]\ncontexts: [{name: none, context: {cluster: none, user: none}}]\ncurrent-context: none\n',
+  );
+  return file;
+}
+
+/** JSON with sorted keys, to compare values whatever order their keys came in. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  return JSON.stringify(value);
+}
+
+function valuesFile(name, values) {
+  const file = join(dir, `${name}.values.json`);
+  writeFileSync(file, JSON.stringify(values));
+  return file;
+}
+
+function createBody(name, i) {
+  return {
+    name,
+    namespace: NS,
+    modelConfig: 'default-model-config',
+    toolset: ['preset:read-only', 'workflow:incident-triage'],
+    description: `Benchmark agent ${i}`,
+    displayName: `Bench ${i}`,
+    systemMessage: 'You triage incidents. '.repeat(15) + 'Be brief.',
+    labels: { team: 'sre' },
+    annotations: { 'bench/round': String(i) },
+  };
+}
+
+/** The spec fields of a create body (what the chart values are made of). */
+const specOf = (body) => Object.fromEntries(Object.entries(body).filter(([key]) => key !== 'name' && key !== 'namespace'));
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+
+/** Start to a healthy /healthz on an already migrated, empty SQLite store; idle RSS after it. */
+async function startup(kubeconfig) {
+  log(`start-to-healthy: ${STARTS} starts`);
+  const databaseUrl = `file:${join(dir, 'startup.db')}`;
+  const first = await startService({ databaseUrl, kubeconfig });
+  await first.stop();
+  figure({ id: 'first_start_ms', section: 'start', label: 'first start (migrates an empty store)', value: first.startMs, unit: 'ms' });
+  const starts = [];
+  const cpu = [];
+  const idle = [];
+  for (let i = 0; i < STARTS; i++) {
+    const service = await startService({ databaseUrl, kubeconfig });
+    starts.push(service.startMs);
+    cpu.push(service.startCpuMs);
+    await sleep(SETTLE_MS);
+    idle.push(service.rssMiB());
+    await service.stop();
+  }
+  figure({ id: 'start_to_healthy_ms', section: 'start', label: 'start to healthy (spawn → /healthz 200)', a: summary(starts), unit: 'ms', target: '≤ 1500 ms', met: summary(starts).median <= 1500 });
+  figure({ id: 'start_cpu_ms', section: 'start', label: 'CPU time used by then', a: summary(cpu), unit: 'ms' });
+  figure({ id: 'idle_rss_mib', section: 'start', label: `idle RSS (${SETTLE_MS / 1000} s after healthy)`, a: summary(idle), unit: 'MiB', target: '≤ 150 MiB', met: summary(idle).median <= 150 });
+}
+
+/** create / update / delete through the service against bare helm install / upgrade / uninstall. */
+async function writes(service, kubeconfig) {
+  log(`writes: ${WRITE_ROUNDS} interleaved pairs each of create, update, delete`);
+  const svc = (i) => `svc-${i}`;
+  const bare = (i) => `helm-${i}`;
+  const patchOf = (i) => ({ displayName: `Bench ${i} v2`, systemMessage: 'You triage incidents and page people. '.repeat(12) });
+  // the values files bare helm gets: what the service writes for the same create and PATCH
+  const createFiles = [];
+  const updateFiles = [];
+  for (let i = 0; i < WRITE_ROUNDS; i++) {
+    const spec = specOf(createBody(bare(i), i));
+    createFiles.push(valuesFile(`${bare(i)}-create`, await chartValuesOf(spec)));
+    updateFiles.push(valuesFile(`${bare(i)}-update`, await chartValuesOf({ ...spec, ...patchOf(i) })));
+  }
+  const written = [];
+  const create = await interleave(WRITE_ROUNDS, [
+    async (i) => written.push((await expectStatus(api(service.base, 'POST', '/api/v1/agents', createBody(svc(i), i)), 201, `create ${svc(i)}`)).body.values),
+    (i) => helm(kubeconfig, ['install', bare(i), CHART, '--namespace', NS, '--values', createFiles[i]]),
+  ]);
+  const expected = canonical(await chartValuesOf(specOf(createBody(svc(0), 0))));
+  if (canonical(written[0]) !== expected) log(`WARNING: the service wrote other values than bare helm gets: ${JSON.stringify(written[0])}`);
+  const update = await interleave(WRITE_ROUNDS, [
+    (i) => expectStatus(api(service.base, 'PATCH', `/api/v1/agents/${NS}/${svc(i)}`, patchOf(i)), 200, `update ${svc(i)}`),
+    (i) => helm(kubeconfig, ['upgrade', bare(i), CHART, '--namespace', NS, '--values', updateFiles[i]]),
+  ]);
+  const remove = await interleave(WRITE_ROUNDS, [
+    (i) => expectStatus(api(service.base, 'DELETE', `/api/v1/agents/${NS}/${svc(i)}`), 200, `delete ${svc(i)}`),
+    (i) => helm(kubeconfig, ['uninstall', bare(i), '--namespace', NS]),
+  ]);
+  const bareArgs = 'helm install|upgrade NAME charts/agent --namespace NS --values FILE; helm uninstall NAME --namespace NS';
+  ratioFigure({ id: 'create_vs_helm_install', section: 'writes', label: 'create  vs  helm install', a: create[0], b: create[1], target: '≤ 1.10×', limit: 1.1, extra: { bareArgs } });
+  ratioFigure({ id: 'update_vs_helm_upgrade', section: 'writes', label: 'update  vs  helm upgrade', a: update[0], b: update[1], target: '≤ 1.10×', limit: 1.1 });
+  ratioFigure({ id: 'delete_vs_helm_uninstall', section: 'writes', label: 'delete  vs  helm uninstall', a: remove[0], b: remove[1] });
+}
+
+/** REST get_agent (in-process keep-alive fetch) against `helm get values -o json` of the same release. */
+async function reads(service, kubeconfig) {
+  log(`reads: ${READ_ROUNDS} interleaved pairs of get_agent and helm get values`);
+  await expectStatus(api(service.base, 'POST', '/api/v1/agents', createBody('svc-read', 0)), 201, 'create svc-read');
+  for (let i = 0; i < 10; i++) await api(service.base, 'GET', `/api/v1/agents/${NS}/svc-read`); // warm-up
+  const [rest, helmGet] = await interleave(READ_ROUNDS, [
+    () => expectStatus(api(service.base, 'GET', `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read'),
+    () => helm(kubeconfig, ['get', 'values', 'svc-read', '--namespace', NS, '-o', 'json']),
+  ]);
+  ratioFigure({ id: 'helm_get_values_vs_get_agent', section: 'reads', label: 'get_agent (REST)  vs  helm get values', a: rest, b: helmGet, invert: true, target: '≥ 50×', limit: 50 });
+}
+
+/** MCP tools/call get_agent (the SDK client over Streamable HTTP) against its REST twin. */
+async function mcp(service) {
+  log(`mcp: ${MCP_ROUNDS} interleaved pairs of tools/call get_agent and GET`);
+  const client = new Client({ name: 'agent-manager-bench', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`)));
+  try {
+    const call = async () => {
+      const result = await client.callTool({ name: 'get_agent', arguments: { namespace: NS, name: 'svc-read' } });
+      if (result.isError) throw new Error(`get_agent over MCP failed: ${JSON.stringify(result.content)}`);
+    };
+    for (let i = 0; i < 10; i++) await call(); // warm-up
+    const [viaMcp, viaRest] = await interleave(MCP_ROUNDS, [call, () => expectStatus(api(service.base, 'GET', `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read')]);
+    ratioFigure({ id: 'mcp_vs_rest_get_agent', section: 'reads', label: 'MCP get_agent  vs  REST get_agent', a: viaMcp, b: viaRest, target: '≤ 1.20×', limit: 1.2 });
+  } finally {
+    await client.close();
+  }
+}
+
+/** 10 concurrent PATCHes to one agent, without and with If-Match: who got what, and when. */
+async function race(service) {
+  log('race: 10 concurrent PATCHes to one agent, without and with If-Match');
+  await expectStatus(api(service.base, 'POST', '/api/v1/agents', createBody('svc-race', 0)), 201, 'create svc-race');
+  for (const withIfMatch of [false, true]) {
+    const before = await expectStatus(api(service.base, 'GET', `/api/v1/agents/${NS}/svc-race`), 200, 'get svc-race');
+    const etag = before.headers.get('etag') ?? `"${before.body.version}"`;
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, async (_, k) => {
+        const res = await api(service.base, 'PATCH', `/api/v1/agents/${NS}/svc-race`, { displayName: `racer ${withIfMatch ? 'b' : 'a'}${k}` }, withIfMatch ? { 'if-match': etag } : {});
+        return { status: res.status, ms: performance.now() - started, code: res.body?.error?.code };
+      }),
+    );
+    const after = await expectStatus(api(service.base, 'GET', `/api/v1/agents/${NS}/svc-race`), 200, 'get svc-race');
+    const counts = {};
+    for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
+    const byStatus = Object.fromEntries(Object.keys(counts).map((s) => [s, summary(answers.filter((a) => String(a.status) === s).map((a) => a.ms))]));
+    const applied = after.body.revision - before.body.revision;
+    const met = withIfMatch ? counts[200] === 1 && counts[412] === 9 : counts[200] === 10 && applied === 10;
+    figure({
+      id: withIfMatch ? 'concurrent_patches_if_match' : 'concurrent_patches',
+      section: 'race',
+      label: `10 concurrent PATCHes${withIfMatch ? ' with If-Match' : ''}`,
+      counts,
+      byStatus,
+      applied,
+      latencies: answers.map((a) => Math.round(a.ms)),
+      unit: 'ms',
+      target: withIfMatch ? '1×200, 9×412' : '10×200 (queued, applied in order)',
+      met,
+    });
+  }
+}
+
+/** Three stores of 100, 1,000 and 10,000 agents, seeded through the store layer, one service each. */
+async function seededStores(provider, pg) {
+  const urls = [];
+  let previous;
+  let from = 0;
+  for (const size of SIZES) {
+    let url;
+    if (provider === 'sqlite') {
+      url = `file:${join(dir, `list-${size}.db`)}`;
+      if (previous) copyFileSync(previous.slice('file:'.length), url.slice('file:'.length));
+    } else {
+      url = await pg.database(previous);
+    }
+    const ms = await seedAgents(url, { from, to: size });
+    log(`${provider}: seeded agents ${from}–${size - 1} in ${(ms / 1000).toFixed(1)} s`);
+    urls.push(url);
+    previous = url;
+    from = size;
+  }
+  return urls;
+}
+
+/**
+ * Pages through the active agents (limit 100, shorter pages to land exactly on each stop) and
+ * returns the cursor after each count in `stops`, how many agents it saw, and the time it took.
+ */
+async function walk(base, stops, total = Infinity) {
+  const cursors = new Map();
+  let cursor;
+  let seen = 0;
+  const started = performance.now();
+  while (seen < total) {
+    const stop = stops.find((s) => s > seen) ?? total;
+    const limit = Math.min(100, stop - seen);
+    const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
+    const res = await expectStatus(api(base, 'GET', `/api/v1/agents?${query}`), 200, 'list');
+    seen += res.body.items.length;
+    cursor = res.body.nextCursor;
+    if (stops.includes(seen)) cursors.set(seen, cursor);
+    if (!cursor) break;
+  }
+  return { cursors, seen, ms: performance.now() - started };
+}
+
+async function lists(provider, kubeconfig, pg) {
+  log(`lists (${provider}): seeding ${SIZES.join(', ')} agents through the store layer`);
+  const urls = await seededStores(provider, pg);
+  const services = [];
+  try {
+    for (const url of urls) services.push(await startService({ databaseUrl: url, kubeconfig }));
+    const big = services.at(-1);
+    await sleep(SETTLE_MS);
+    const idle = big.rssMiB();
+    log(`lists (${provider}): paging through ${SIZES.at(-1)} agents`);
+    // a deep page: the 20 agents after 80 % of them (at 100 agents, exactly the last 20)
+    const deepAt = (size) => Math.round(size * 0.8);
+    const all = await walk(big.base, [deepAt(SIZES.at(-1))]);
+    if (all.seen !== SIZES.at(-1)) throw new Error(`paging saw ${all.seen} agents, not ${SIZES.at(-1)}`);
+    await sleep(SETTLE_MS);
+    const after = big.rssMiB();
+    figure({ id: `${provider}_page_through_ms`, section: `lists ${provider}`, label: `page through ${SIZES.at(-1)} agents (limit 100)`, value: all.ms, unit: 'ms' });
+    figure({
+      id: `${provider}_rss_after_listing`,
+      section: `lists ${provider}`,
+      label: `RSS idle → after paging ${SIZES.at(-1)}`,
+      a: { median: idle, n: 1 },
+      b: { median: after, n: 1 },
+      unit: 'MiB',
+      ratio: after / idle,
+      ratioOf: 'B/A',
+      target: '≤ 1.25×',
+      met: after / idle <= 1.25,
+    });
+    const deep = [];
+    for (const [i, size] of SIZES.slice(0, -1).entries()) deep.push((await walk(services[i].base, [deepAt(size)], deepAt(size))).cursors.get(deepAt(size)));
+    deep.push(all.cursors.get(deepAt(SIZES.at(-1))));
+    // each page must hold what a user expects (the default limit 20, or what is left)
+    const page = (i, query, expected) => async () => {
+      const res = await expectStatus(api(services[i].base, 'GET', `/api/v1/agents?${new URLSearchParams(query)}`), 200, 'list');
+      if (res.body.items.length !== expected) throw new Error(`a list page of ${SIZES[i]} agents (${JSON.stringify(query)}) held ${res.body.items.length} agents, not ${expected}`);
+    };
+    const kinds = [
+      ['first', 'first page', () => ({}), (size) => Math.min(20, size)],
+      ['deep', 'deep cursor page (after 80 %)', (i) => ({ cursor: deep[i] }), (size) => Math.min(20, size - deepAt(size))],
+      ['label', `label ${SEED_LABEL} page`, () => ({ label: SEED_LABEL }), (size) => Math.min(20, Math.ceil(size / 5))],
+    ];
+    const contenders = kinds.flatMap(([, , query, expected]) => SIZES.map((size, i) => page(i, query(i), expected(size))));
+    for (const warmUp of contenders) await warmUp();
+    log(`lists (${provider}): ${LIST_ROUNDS} interleaved rounds of ${kinds.length} pages at ${SIZES.join(', ')} agents`);
+    const samples = await interleave(LIST_ROUNDS, contenders);
+    const targets = { first: ['≤ 1.5×', 1.5], label: ['≤ 2×', 2] };
+    kinds.forEach(([kind, label], k) => {
+      const [small, , large] = samples.slice(k * SIZES.length, (k + 1) * SIZES.length);
+      for (const [i, size] of SIZES.entries()) {
+        figure({ id: `${provider}_list_${kind}_${size}`, section: `lists ${provider}`, label: `${label} at ${size}`, a: samples[k * SIZES.length + i], unit: 'ms' });
+      }
+      ratioFigure({
+        id: `${provider}_list_${kind}_ratio`,
+        section: `lists ${provider}`,
+        label: `${label}: ${SIZES.at(-1)} vs ${SIZES[0]} agents`,
+        a: large,
+        b: small,
+        target: targets[kind]?.[0],
+        limit: targets[kind]?.[1],
+      });
+    });
+  } finally {
+    for (const service of services) await service.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+function printAll() {
+  const sections = [...new Set(results.figures.map((f) => f.section))];
+  for (const section of sections) {
+    const rows = results.figures
+      .filter((f) => f.section === section)
+      .map((f) => {
+        if (f.counts) {
+          const statuses = Object.entries(f.counts).map(([s, n]) => `${n}×${s} ${fmt(f.byStatus[s])}`).join(', ');
+          return { figure: f.label, a: statuses, b: `applied ${f.applied}`, target: f.target, met: f.met };
+        }
+        const ratio = f.ratio === undefined ? '' : `${f.ratio.toFixed(2)}× (${f.ratioOf})`;
+        return { figure: f.label, a: fmt(f.a ?? f.value, f.unit), b: fmt(f.b, f.unit), ratio, target: f.target ?? '', met: f.met };
+      });
+    printTable(`== ${section}`, rows);
+  }
+  const targeted = results.figures.filter((f) => f.target);
+  printTable(
+    '== targets (issue 8): every figure that has one',
+    targeted.map((f) => ({
+      figure: `${f.section}: ${f.label}`,
+      a: f.counts ? Object.entries(f.counts).map(([s, n]) => `${n}×${s}`).join(', ') : f.ratio === undefined ? fmt(f.a.median, f.unit) : `${f.ratio.toFixed(2)}× (${f.ratioOf})`,
+      target: f.target,
+      met: f.met,
+    })),
+    ['figure', 'measured', '', '', 'target', ''],
+  );
+  console.log(`\n${targeted.filter((f) => f.met).length} of ${targeted.length} targets met`);
+}
+
+function save() {
+  results.meta.finishedAt = new Date().toISOString();
+  writeFileSync(join(ROOT, 'bench', 'results.json'), JSON.stringify(results, null, 2) + '\n');
+}
+
+async function cleanup() {
+  while (cleanups.length) await cleanups.pop()().catch((error) => log(`cleanup: ${error.message}`));
+  rmSync(dir, { recursive: true, force: true });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    log(`${signal}: stopping what this run started`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+try {
+  if (!existsSync(HELM_BIN)) throw new Error(`no helm at ${HELM_BIN}: run npm install (scripts/install-helm.mjs) or set HELM_BIN`);
+  results.meta.helm = (await run(HELM_BIN, ['version', '--template', '{{.Version}}'])).stdout.trim();
+  results.meta.commit = (await run('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']).catch(() => ({ stdout: 'unknown' }))).stdout.trim();
+  const needsCluster = ['writes', 'reads', 'mcp', 'race'].some(wanted);
+  let kubeconfig = unreachableKubeconfig();
+  if (needsCluster) {
+    log('starting a local control plane (test/cluster/up.sh)');
+    const cluster = await startControlPlane();
+    cleanups.push(() => cluster.stop());
+    await cluster.createNamespace(NS);
+    kubeconfig = cluster.kubeconfig;
+  }
+
+  if (wanted('start')) await startup(kubeconfig);
+
+  if (needsCluster) {
+    const service = await startService({ databaseUrl: `file:${join(dir, 'writes.db')}`, kubeconfig });
+    cleanups.push(() => service.stop());
+    if (wanted('writes')) await writes(service, kubeconfig);
+    if (wanted('reads') || wanted('mcp')) await reads(service, kubeconfig);
+    if (wanted('mcp')) await mcp(service);
+    if (wanted('race')) await race(service);
+    await service.stop();
+  }
+
+  if (wanted('lists')) {
+    await lists('sqlite', kubeconfig);
+    if (process.env.BENCH_PG === '1') {
+      log('starting PostgreSQL (test/pg/up.sh)');
+      const pg = await startPostgres();
+      cleanups.push(() => pg.stop());
+      await lists('postgresql', kubeconfig, pg);
+    }
+  }
+} catch (error) {
+  results.error = String(error?.stack ?? error);
+  process.exitCode = 1;
+  log(`FAILED: ${results.error}`);
+} finally {
+  await cleanup();
+  save();
+  console.log(`\nagent-manager benchmark (${results.meta.helm ?? 'helm ?'}, node ${process.version}, ${results.meta.cpus} CPUs, commit ${results.meta.commit ?? '?'}): medians (min–max); A is agent-manager, B what it is compared with`);
+  printAll();
+  console.log(`\nfigures written to bench/results.json`);
+}

@@ -1,0 +1,92 @@
+// The built service as its own OS process (dist/, as `npm start` runs it), and what the
+// benchmark reads from outside it: health, RSS and CPU time from /proc.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { clearTimeout } from 'node:timers';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+export const HELM_BIN = process.env.HELM_BIN ?? join(ROOT, 'node_modules', '.cache', 'agent-manager', 'helm4', 'helm');
+export const KUBECTL_BIN = join(ROOT, 'node_modules', '.cache', 'agent-manager', 'helm4', 'kubectl');
+
+/** Settings of the service this benchmark never inherits from the caller's shell. */
+const OWN_KEYS = /^(PORT|HOST|DATABASE_URL|KUBECONFIG|HELM_BIN|AGENT_CHART.*|LOG_LEVEL|MCP_.*|LEASE_.*|IDEMPOTENCY_.*|SHUTDOWN_.*|REPLICA_ID|WRITE_QUEUE_SECONDS)$/;
+
+export async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Spawns the service on a free port and waits until /healthz answers 200. `startMs` is the
+ * time from spawn to that answer; `startCpuMs` the CPU time the process had used by then.
+ */
+export async function startService({ databaseUrl, kubeconfig, env = {}, pollMs = 20, timeoutMs = 120_000 }) {
+  const port = await freePort();
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !OWN_KEYS.test(key)));
+  const started = performance.now();
+  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/agent-manager/src/main.js')], {
+    cwd: ROOT,
+    env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, KUBECONFIG: kubeconfig, HELM_BIN, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const base = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited before it was healthy:\n${stderr}`);
+    try {
+      const res = await fetch(`${base}/healthz`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - started > timeoutMs) {
+      child.kill('SIGKILL');
+      throw new Error(`the service was not healthy within ${timeoutMs} ms:\n${stderr}`);
+    }
+    await sleep(pollMs);
+  }
+  const startMs = performance.now() - started;
+  const startCpuMs = cpuMs(child.pid);
+  return {
+    base,
+    pid: child.pid,
+    startMs,
+    startCpuMs,
+    stderr: () => stderr,
+    rssMiB: () => rssMiB(child.pid),
+    cpuMs: () => cpuMs(child.pid),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** VmRSS of a process, in MiB. */
+export function rssMiB(pid) {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  return Number(/(\d+)/.exec(line)[1]) / 1024;
+}
+
+/** User + system CPU time of a process so far, in ms (clock ticks of /proc/<pid>/stat). */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}

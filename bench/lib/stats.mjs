@@ -1,0 +1,50 @@
+// Samples, medians and the side-by-side table.
+import { performance } from 'node:perf_hooks';
+
+export function summary(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { n: sorted.length, median, min: sorted[0], max: sorted.at(-1) };
+}
+
+/** Times one call (ms). */
+export async function time(fn) {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/**
+ * Runs the contenders in turn, `rounds` times (A, B, A, B …, the first one alternating so
+ * neither always runs on a warmer machine), and returns each one's samples (ms).
+ */
+export async function interleave(rounds, contenders) {
+  const samples = contenders.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    const order = contenders.map((_, i) => i);
+    if (round % 2) order.reverse();
+    for (const i of order) samples[i].push(await time(() => contenders[i](round)));
+  }
+  return samples.map(summary);
+}
+
+const fmtNumber = (v, unit) => (unit === 'ms' && v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0));
+
+export function fmt(s, unit = 'ms') {
+  if (s === undefined || s === null) return '';
+  if (typeof s === 'number') return `${fmtNumber(s, unit)} ${unit}`;
+  if (s.n === 1) return `${fmtNumber(s.median, unit)} ${unit}`;
+  return `${fmtNumber(s.median, unit)} ${unit} (${fmtNumber(s.min, unit)}–${fmtNumber(s.max, unit)})`;
+}
+
+/** Prints rows of {figure, a, b, ratio, target, met} as an aligned table. */
+export function printTable(title, rows, head = ['figure', 'A', 'B', 'ratio', 'target', '']) {
+  const cells = rows.map((r) => [r.figure, r.a ?? '', r.b ?? '', r.ratio ?? '', r.target ?? '', r.met === undefined ? '' : r.met ? 'met' : 'MISSED']);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => String(c[i]).length)));
+  const line = (c) => c.map((v, i) => String(v).padEnd(widths[i])).join('  ').trimEnd();
+  console.log(`\n${title}`);
+  console.log(line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const c of cells) console.log(line(c));
+}
