@@ -15,7 +15,7 @@ class HelmStartup implements OnApplicationBootstrap {
   constructor(private readonly helm: HelmClient) {}
 
   onApplicationBootstrap(): void {
-    void this.start();
+    setImmediate(() => void this.start());
   }
 
   private async start(): Promise<void> {

@@ -41,7 +41,12 @@ export class ClusterState implements OnApplicationBootstrap {
     private readonly ownPort?: number,
   ) {}
 
+  /** Checked once the service is up (not on the way to it), so the log says at start why writes will fail. */
   onApplicationBootstrap(): void {
+    setImmediate(() => this.check());
+  }
+
+  private check(): void {
     const config = this.configuration();
     if (!config.configured) {
       this.logger.warn(`${config.problem}. Reads and dry runs work; writes answer backend_error until then`);

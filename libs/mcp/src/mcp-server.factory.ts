@@ -1,19 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  LoggingLevelSchema,
-  SetLevelRequestSchema,
-  type CallToolResult,
-  type LoggingLevel,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, mapError, OperationContexts, PROJECT_PACKAGE, type ErrorBody } from '@app/common';
+import { loadMcpSdk } from './mcp-sdk.js';
 import { McpRegistry } from './mcp.registry.js';
 import type { McpDoor, ToolSpec } from './tool-spec.js';
 import type { ToolsetSelection } from './toolset-selection.js';
 
-const SEVERITY = LoggingLevelSchema.options;
 const VERSION = PROJECT_PACKAGE.version ?? '0.0.0';
 
 /**
@@ -26,8 +19,11 @@ export class McpServerFactory {
 
   constructor(private readonly registry: McpRegistry) {}
 
-  create(selection: ToolsetSelection, door: McpDoor): Server {
+  async create(selection: ToolsetSelection, door: McpDoor): Promise<Server> {
     const registry = this.registry;
+    const { Server, types } = await loadMcpSdk();
+    const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types;
+    const SEVERITY = types.LoggingLevelSchema.options;
     const server = new Server(
       { name: 'agent-manager', title: 'agent-manager', version: VERSION },
       { capabilities: { tools: { listChanged: true } }, instructions: registry.instructions(registry.resolve(selection)) },

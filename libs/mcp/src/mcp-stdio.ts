@@ -1,5 +1,4 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { McpRegistry } from './mcp.registry.js';
@@ -12,7 +11,8 @@ import { McpRegistry } from './mcp.registry.js';
 export async function serveMcpStdio(app: INestApplicationContext, query: string): Promise<void> {
   const registry = app.get(McpRegistry);
   const toolsets = registry.select(query);
-  const server = app.get(McpServerFactory).create(registry.parse(query), 'mcp-stdio');
+  const server = await app.get(McpServerFactory).create(registry.parse(query), 'mcp-stdio');
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;
