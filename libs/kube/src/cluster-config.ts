@@ -71,7 +71,7 @@ function fromFiles(files: string[], source: string, ownPort: number | undefined)
     try {
       config = parse(readFileSync(file, 'utf8')) as Kubeconfig | null;
     } catch (error) {
-      return { configured: false, source, problem: `no cluster is configured: KUBECONFIG file ${file} cannot be read as a kubeconfig (${(error as Error).message}); ${REMEDY}` };
+      return { configured: false, source, problem: `no cluster is configured: KUBECONFIG file ${file} cannot be read as a kubeconfig (${(error as Error).message.split('\n')[0]}); ${REMEDY}` };
     }
     if (!config || typeof config !== 'object') continue;
     merged['current-context'] ||= config['current-context'] ?? '';
