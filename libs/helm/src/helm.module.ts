@@ -1,4 +1,4 @@
-import { Injectable, Logger, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '@app/common';
 import { ClusterState, KubeModule } from '@app/kube';
 import { HelmClient, type HelmClientOptions } from './helm.client.js';
@@ -9,13 +9,23 @@ import { resolveHelmBinary } from './helm-binary.js';
  * detect helm's version once (writes pick their flags by it) and clear stale values files.
  */
 @Injectable()
-class HelmStartup implements OnApplicationBootstrap {
+class HelmStartup implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(HelmClient.name);
+  private running: Promise<void> | undefined;
+  private closed = false;
 
   constructor(private readonly helm: HelmClient) {}
 
   onApplicationBootstrap(): void {
-    setImmediate(() => void this.start());
+    setImmediate(() => {
+      if (!this.closed) this.running = this.start();
+    });
+  }
+
+  /** A close waits for the start-up work, so no helm process outlives the app. */
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    await this.running;
   }
 
   private async start(): Promise<void> {

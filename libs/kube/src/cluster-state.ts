@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { readClusterConfig, type ClusterConfig, type ClusterEnv } from './cluster-config.js';
 
 /** What /readyz and get_info say about the cluster. */
@@ -30,11 +30,12 @@ const PROBE_TIMEOUT_MS = 2_000;
  * `problem()`, and readiness and get_info report it.
  */
 @Injectable()
-export class ClusterState implements OnApplicationBootstrap {
+export class ClusterState implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Cluster');
   private config: ClusterConfig | undefined;
   private probe: Probe | undefined;
   private probing: Promise<Probe> | undefined;
+  private closed = false;
 
   constructor(
     private readonly env: ClusterEnv,
@@ -43,7 +44,15 @@ export class ClusterState implements OnApplicationBootstrap {
 
   /** Checked once the service is up (not on the way to it), so the log says at start why writes will fail. */
   onApplicationBootstrap(): void {
-    setImmediate(() => this.check());
+    setImmediate(() => {
+      if (!this.closed) this.check();
+    });
+  }
+
+  /** A close waits for a probe under way (at most its timeout). */
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    await this.probing;
   }
 
   private check(): void {
@@ -106,6 +115,7 @@ export class ClusterState implements OnApplicationBootstrap {
   private refresh(): Promise<Probe> {
     const config = this.configuration();
     if (!config.configured) return Promise.resolve({ at: Date.now(), reachable: false, why: config.problem });
+    if (this.closed) return Promise.resolve(this.probe ?? { at: Date.now(), reachable: false, why: 'was not probed: the service is stopping' });
     this.probing ??= tcpProbe(config.server).then((probe) => {
       this.probe = probe;
       this.probing = undefined;
