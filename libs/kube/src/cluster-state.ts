@@ -62,7 +62,7 @@ export class ClusterState implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     void this.refresh().then((probe) => {
-      if (!probe.reachable) this.logger.warn(this.unreachable(config, probe));
+      if (!probe.reachable) this.logger.warn(`${this.unreachable(config, probe, false)}. Reads and dry runs work; writes answer backend_error until then`);
     });
   }
 
@@ -105,11 +105,9 @@ export class ClusterState implements OnApplicationBootstrap, OnModuleDestroy {
     return this.probe !== undefined && Date.now() - this.probe.at <= PROBE_TTL_MS;
   }
 
-  private unreachable(config: ClusterConfig & { configured: true }, probe: Probe): string {
-    return (
-      `the cluster is unreachable: ${config.source} points at ${config.server}, which ${probe.why}; helm was not run. ` +
-      'Start the cluster, or set KUBECONFIG to the kubeconfig of a reachable one'
-    );
+  private unreachable(config: ClusterConfig & { configured: true }, probe: Probe, refused = true): string {
+    const cause = `the cluster is unreachable: ${config.source} points at ${config.server}, which ${probe.why}`;
+    return `${cause}${refused ? '; helm was not run' : ''}. Start the cluster, or set KUBECONFIG to the kubeconfig of a reachable one`;
   }
 
   private refresh(): Promise<Probe> {
