@@ -97,7 +97,7 @@ export class ClusterState implements OnApplicationBootstrap, OnModuleDestroy {
       state: probe.reachable ? 'reachable' : 'unreachable',
       source: config.source,
       server: config.server,
-      reason: probe.reachable ? null : this.unreachable(config, probe),
+      reason: probe.reachable ? null : this.unreachable(config, probe, false),
     };
   }
 
