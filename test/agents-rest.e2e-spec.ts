@@ -154,11 +154,11 @@ describe('REST API (no cluster reachable)', () => {
     expect(list.body.error.code).toBe('invalid_request');
   });
 
-  it('answers a write with no reachable cluster with 502 and helm\'s message, journals it failed, and stores no agent', async () => {
+  it('answers a write with no reachable cluster with 502 naming KUBECONFIG, journals it failed, and stores no agent', async () => {
     const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, name: 'no-cluster' }, { 'x-actor': 'ci-pipeline' });
     expect(res.status).toBe(502);
     expect(res.body.error.code).toBe('backend_error');
-    expect(res.body.error.message).toMatch(/^helm .*failed: .*(unreachable|refused)/i);
+    expect(res.body.error.message).toMatch(/KUBECONFIG.*(unreachable|refused)|^helm .*failed: .*(unreachable|refused)/i);
     expect((await call(t.url, 'GET', '/api/v1/agents/agents/no-cluster')).status).toBe(404);
     expect((await call(t.url, 'GET', '/api/v1/agents?status=all')).body.items).toEqual([]);
     const operations = await t.store.client.operation.findMany({ where: { name: 'no-cluster' } });

@@ -11,6 +11,9 @@ import { call, CLIENT_NAME, OVER_CAP, testEnv, text, TOOLNAMES_MESSAGE } from '.
 const root = process.cwd();
 const bin = join(root, 'bin', 'agent-manager.mjs');
 
+/** A spawned `agent-manager mcp` starts in 4–5 s on a busy 2-core machine; these budgets leave room for that. */
+const START_MS = 60_000;
+
 /** `agent-manager mcp` as a client spawns it: the built CLI, one session over stdin/stdout. */
 describe('MCP over stdio (agent-manager mcp)', () => {
   let dir: string;
@@ -25,7 +28,7 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     database = await freshDatabaseUrl();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [bin, 'mcp', '--toolsets', 'revisions'],
+      args: [bin, 'mcp', '--toolsets', 'revisions,benchmrks'],
       cwd: root,
       env: testEnv(dir, { LOG_LEVEL: 'log', DATABASE_URL: database.url }) as Record<string, string>,
       stderr: 'pipe',
@@ -47,7 +50,18 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     expect(names).toEqual(expect.arrayContaining(['get_info', 'list_server_toolsets', 'create_agent', 'list_agent_revisions', 'rollback_agent']));
     expect(client.getInstructions()).toContain('## Revisions');
     const toolsets = await call(client, 'list_server_toolsets');
-    expect(toolsets.structuredContent).toMatchObject({ active: ['meta', 'agents', 'revisions'], unknown: [] });
+    expect(toolsets.structuredContent).toMatchObject({ active: ['meta', 'agents', 'revisions'], unknown: ['benchmrks'] });
+  });
+
+  it('speaks of --toolsets, not of a URL, when it tells how to select toolsets', async () => {
+    const toolsets = await call(client, 'list_server_toolsets');
+    const howTo = (toolsets.structuredContent as { how_to_select: string }).how_to_select;
+    expect(howTo).toContain('--toolsets only=a,b');
+    expect(howTo).not.toMatch(/URL|reconnect/i);
+    const missing = await call(client, 'no_such_tool');
+    expect(missing.structuredContent).toMatchObject({ error: { code: 'not_found' } });
+    expect(text(missing)).toContain('--toolsets');
+    expect(text(missing)).not.toContain('URL');
   });
 
   it('creates as a dry run with the rendered Agent', async () => {
@@ -69,11 +83,16 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     expect(valid.structuredContent).toMatchObject({ valid: true });
     const write = await call(client, 'create_agent', { name: 'stdio-helper', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'] });
     expect(write.structuredContent).toMatchObject({ error: { code: 'backend_error' } });
-  });
+  }, START_MS);
 
-  it('keeps stdout for MCP: the logs are on stderr', () => {
+  it('keeps stdout for MCP and stderr quiet: warnings and errors only, no REST routes, no colour on a pipe', () => {
     expect(errors).toEqual([]);
-    expect(stderr).toContain('serving MCP over stdio: toolsets meta, agents, revisions');
+    // LOG_LEVEL=log, yet over stdio only the warning about the unknown toolset is written.
+    expect(stderr).toContain('unknown toolset benchmrks asked for');
+    expect(stderr).not.toMatch(/Mapped \{|RoutesResolver|RouterExplorer/);
+    expect(stderr).not.toContain('serving MCP over stdio');
+    expect(stderr).not.toContain('\u001b[');
+    expect(stderr.split('\n').filter((line) => line.length > 0 && !/ (WARN|ERROR) /.test(line))).toEqual([]);
   });
 
   it('answers a line that is not JSON with -32700 and one that is not JSON-RPC with -32600, then goes on serving, started from another directory', async () => {
@@ -105,7 +124,7 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
-  });
+  }, START_MS);
 
   it('stops at start on an unknown MCP_DEFAULT_TOOLSETS, naming the variable', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'agent-manager-stdio-bad-'));
@@ -121,5 +140,5 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
-  });
+  }, START_MS);
 });

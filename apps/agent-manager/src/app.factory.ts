@@ -1,10 +1,10 @@
 import 'reflect-metadata';
-import { Logger, type INestApplication, type LogLevel as NestLogLevel } from '@nestjs/common';
+import { ConsoleLogger, Logger, type INestApplication, type LogLevel as NestLogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { AgentWrites, ServiceInfoService } from '@app/agents';
-import { LOG_LEVELS, type AppConfig } from '@app/common';
+import { AgentWrites } from '@app/agents';
+import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig } from '@app/common';
 import { setupMcp } from '@app/mcp';
 import { AppModule } from './app.module.js';
 import { ErrorFilter } from './error.filter.js';
@@ -16,31 +16,45 @@ export const OPENAPI_PATH = 'api/v1/openapi.json';
 
 const documents = new WeakMap<INestApplication, OpenAPIObject>();
 
-/** The document this app serves at /api/v1/openapi.json. */
+/** The document this app serves at /api/v1/openapi.json, built from the code on first use (not at start). */
 export function openApiDocument(app: INestApplication): OpenAPIObject {
-  const document = documents.get(app);
-  if (!document) throw new Error('not an app built by createApp');
+  let document = documents.get(app);
+  if (!document) {
+    document = buildOpenApi(app, PROJECT_PACKAGE.version ?? '0.0.0');
+    documents.set(app, document);
+  }
   return document;
 }
 
-function logLevels(level: AppConfig['LOG_LEVEL']): NestLogLevel[] {
-  return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1) as NestLogLevel[];
+/**
+ * The levels LOG_LEVEL asks for. Over stdio (`stderr`) the log is an MCP client's side channel:
+ * warnings and errors only, unless LOG_LEVEL asks for debug or verbose.
+ */
+export function logLevels(level: AppConfig['LOG_LEVEL'], stderr = false): NestLogLevel[] {
+  const quiet = stderr && LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf('debug') ? 'warn' : level;
+  const upTo = Math.min(LOG_LEVELS.indexOf(level), LOG_LEVELS.indexOf(quiet));
+  return LOG_LEVELS.slice(0, upTo + 1) as NestLogLevel[];
+}
+
+function logger(config: AppConfig, option: boolean | 'stderr' | undefined): false | ConsoleLogger {
+  if (option === false) return false;
+  if (option === 'stderr') return new StderrLogger({ logLevels: logLevels(config.LOG_LEVEL, true), colors: process.stderr.isTTY === true });
+  return new ConsoleLogger({ logLevels: logLevels(config.LOG_LEVEL), colors: process.stdout.isTTY === true });
 }
 
 /** Builds the whole service (both doors) without listening: main.ts and the e2e suites share it. */
 export async function createApp(config: AppConfig, options: { logger?: boolean | 'stderr' } = {}): Promise<INestApplication> {
-  const levels = logLevels(config.LOG_LEVEL);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    logger: options.logger === false ? false : options.logger === 'stderr' ? new StderrLogger({ logLevels: levels }) : levels,
+    logger: logger(config, options.logger),
     bodyParser: false,
     // A provider that refuses its settings (e.g. MCP_DEFAULT_TOOLSETS) rejects here instead of exiting the process.
     abortOnError: false,
   });
+  // The one ETag is the agent's version (SPEC): no automatic weak ETags a client could send back in If-Match.
+  app.set('etag', false);
   app.useBodyParser('json', { limit: '1mb' });
   app.useGlobalFilters(new ErrorFilter());
-  const document = buildOpenApi(app, app.get(ServiceInfoService).version);
-  documents.set(app, document);
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: OPENAPI_PATH, raw: ['json'] });
+  SwaggerModule.setup('docs', app, () => openApiDocument(app), { jsonDocumentUrl: OPENAPI_PATH, raw: ['json'] });
   setupMcp(app);
   return app;
 }

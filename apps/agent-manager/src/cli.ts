@@ -7,7 +7,8 @@ const USAGE = `usage: agent-manager <command>
 
   serve                        the HTTP service: REST under /api/v1, MCP at /mcp (as npm start)
   mcp [--toolsets <selection>] one MCP session over stdin/stdout, for a client that spawns it;
-                               logs go to stderr. <selection> is written like /mcp's query:
+                               logs go to stderr (warnings and errors; LOG_LEVEL=debug for more).
+                               <selection> is written like /mcp's query:
                                revisions, only=agents, without=agents&revisions, ...
                                (default: MCP_DEFAULT_TOOLSETS, else the default toolsets)
 
@@ -47,7 +48,13 @@ async function mcp(args: string[]): Promise<void> {
   // Built as for HTTP (the same modules, tools and schemas), initialised, never listening.
   const settings = config();
   const app = await createApp(settings, { logger: 'stderr' });
-  await app.init();
+  try {
+    await app.init();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`agent-manager: ${error.message}`);
+    process.exit(2);
+  }
   await serveMcpStdio(app, query);
   // The client went away: let writes it started finish (as on SIGTERM) before the store closes.
   await app.get(AgentWrites).drain(settings.SHUTDOWN_TIMEOUT_SECONDS * 1000);

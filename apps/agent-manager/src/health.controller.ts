@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { ClusterState } from '@app/kube';
 import { Store } from '@app/store';
 
 /** Liveness and readiness for kubelet probes; outside the versioned API. */
@@ -9,7 +10,10 @@ import { Store } from '@app/store';
 export class HealthController {
   private draining = false;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly cluster: ClusterState,
+  ) {}
 
   /** Readiness goes false first on shutdown, so the load balancer stops sending writes. */
   drain(): void {
@@ -28,11 +32,14 @@ export class HealthController {
       res.status(503).json({ status: 'draining' });
       return;
     }
+    // Readiness is the service's own health (its store): without a cluster, reads and dry runs still work,
+    // so a missing or unreachable cluster is reported here, not made a reason to stop routing.
+    const cluster = this.cluster.current();
     try {
       await this.store.client.$queryRawUnsafe('SELECT 1');
-      res.status(200).json({ status: 'ready', store: this.store.provider });
+      res.status(200).json({ status: 'ready', store: this.store.provider, cluster });
     } catch (error) {
-      res.status(503).json({ status: 'not ready', reason: `store unreachable: ${(error as Error).message}` });
+      res.status(503).json({ status: 'not ready', reason: `store unreachable: ${(error as Error).message}`, cluster });
     }
   }
 }

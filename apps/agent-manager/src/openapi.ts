@@ -7,6 +7,9 @@ export function buildOpenApi(app: INestApplication, version: string): OpenAPIObj
     .setTitle('agent-manager')
     .setDescription('Create, update, validate, roll back, delete and read kagent agents (Generic agent chart releases) with a Muster toolset.')
     .setVersion(version)
+    .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
+    .addServer('/', 'This agent-manager (paths are relative to where the document is served)')
+    .addTag('agents', 'kagent agents as helm releases of the Generic agent chart: create, read, update, validate, roll back, delete')
     .build();
   return sortKeys(SwaggerModule.createDocument(app, config, { operationIdFactory: (_c, method) => method })) as OpenAPIObject;
 }

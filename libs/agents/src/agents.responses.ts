@@ -245,6 +245,14 @@ export class CapabilitiesDto {
   @ApiProperty({ description: 'One writer per agent across replicas; a second one gets 409' }) perAgentLock: boolean;
 }
 
+export class ClusterInfoDto {
+  @ApiProperty({ enum: ['not_configured', 'unreachable', 'reachable', 'unknown'], example: 'reachable', description: 'Whether helm has a cluster to write to' })
+  state: 'not_configured' | 'unreachable' | 'reachable' | 'unknown';
+  @ApiProperty({ example: 'KUBECONFIG=/etc/agent-manager/kubeconfig', description: 'Where the cluster configuration came from' }) source: string;
+  @ApiProperty({ nullable: true, type: String, example: 'https://10.0.0.1:6443', description: "The API server's address, when configured" }) server: string | null;
+  @ApiProperty({ nullable: true, type: String, example: null, description: 'Why writes cannot reach the cluster; null when they can' }) reason: string | null;
+}
+
 export class InfoDto {
   @ApiProperty({ example: 'agent-manager' }) service: string;
   @ApiProperty({ example: '0.1.0' }) version: string;
@@ -254,4 +262,5 @@ export class InfoDto {
   @ApiProperty({ type: CapabilitiesDto }) capabilities: CapabilitiesDto;
   @ApiProperty({ type: ToolsetLimitsDto }) toolsetLimits: ToolsetLimitsDto;
   @ApiProperty({ type: [PresetDto] }) presets: PresetDto[];
+  @ApiProperty({ type: ClusterInfoDto }) cluster: ClusterInfoDto;
 }

@@ -11,3 +11,4 @@ export { AgentWrites } from './agent-writes.service.js';
 export { OperationRecovery } from './operation-recovery.service.js';
 export { AgentsRepository } from './agents.repository.js';
 export { recordableActor } from './actor.js';
+export { AgentsTools, AGENT_TOOLSETS } from './agents.tools.js';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig, PROJECT_PACKAGE } from '@app/common';
 import { HelmClient } from '@app/helm';
+import { ClusterState } from '@app/kube';
 import { Store } from '@app/store';
 import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
 import type { InfoDto } from './agents.responses.js';
@@ -19,16 +20,19 @@ export class ServiceInfoService {
     private readonly config: AppConfig,
     private readonly helm: HelmClient,
     private readonly store: Store,
+    private readonly cluster: ClusterState,
   ) {}
 
+  /** What this installation offers, and the cluster it writes to (configured? reachable? why not). */
   async info(): Promise<InfoDto> {
-    const helm = await this.helm.version().catch(() => null);
+    const [helm, cluster] = await Promise.all([this.helm.version().catch(() => null), this.cluster.report()]);
     return {
       service: 'agent-manager',
       version: this.version,
       chart: { ref: this.config.AGENT_CHART, version: this.config.AGENT_CHART_VERSION ?? null, valuesSchemaDigest: schemaDigest(this.config.chartRef) },
       helm: { version: helm?.version ?? null, major: helm?.major ?? null, binary: this.helm.bin },
       store: this.store.provider,
+      cluster,
       capabilities: { ...CAPABILITIES },
       toolsetLimits: {
         maxSelectors: MAX_INLINE_SELECTORS,

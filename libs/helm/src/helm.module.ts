@@ -1,38 +1,62 @@
-import { Injectable, Logger, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '@app/common';
-import { HelmClient } from './helm.client.js';
+import { ClusterState, KubeModule } from '@app/kube';
+import { HelmClient, type HelmClientOptions } from './helm.client.js';
 import { resolveHelmBinary } from './helm-binary.js';
 
-/** At start: detect helm's version once (writes pick their flags by it) and clear stale values files. */
+/**
+ * After start, in the background (nothing waits for helm to answer before the service is up):
+ * detect helm's version once (writes pick their flags by it) and clear stale values files.
+ */
 @Injectable()
-class HelmStartup implements OnApplicationBootstrap {
+class HelmStartup implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(HelmClient.name);
+  private running: Promise<void> | undefined;
+  private closed = false;
 
   constructor(private readonly helm: HelmClient) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): void {
+    setImmediate(() => {
+      if (!this.closed) this.running = this.start();
+    });
+  }
+
+  /** A close waits for the start-up work, so no helm process outlives the app. */
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    await this.running;
+  }
+
+  private async start(): Promise<void> {
     try {
       const { version } = await this.helm.version();
       this.logger.log(`helm ${version} at ${this.helm.bin}`);
     } catch (error) {
       this.logger.warn(`helm is not usable yet: ${(error as Error).message}`);
     }
-    const removed = await this.helm.removeStaleValues();
+    const removed = await this.helm.removeStaleValues().catch(() => 0);
     if (removed > 0) this.logger.warn(`removed ${removed} values folder(s) left by an interrupted helm run`);
   }
 }
 
+/** The helm client's options; `clusterProblem` refuses cluster calls without spawning when there is no usable cluster. */
+function helmOptions(config: AppConfig, cluster: ClusterState): HelmClientOptions & { clusterProblem: () => string | undefined } {
+  return {
+    bin: config.HELM_BIN ?? resolveHelmBinary(),
+    kubeconfig: config.KUBECONFIG,
+    timeoutSeconds: config.HELM_TIMEOUT_SECONDS,
+    clusterProblem: () => cluster.problem(),
+  };
+}
+
 @Module({
+  imports: [KubeModule],
   providers: [
     {
       provide: HelmClient,
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) =>
-        new HelmClient({
-          bin: config.HELM_BIN ?? resolveHelmBinary(),
-          kubeconfig: config.KUBECONFIG,
-          timeoutSeconds: config.HELM_TIMEOUT_SECONDS,
-        }),
+      inject: [AppConfig, ClusterState],
+      useFactory: (config: AppConfig, cluster: ClusterState) => new HelmClient(helmOptions(config, cluster)),
     },
     HelmStartup,
   ],

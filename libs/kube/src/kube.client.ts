@@ -1,5 +1,6 @@
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { AppError } from '@app/common';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type { ClusterState } from './cluster-state.js';
 
 export interface Condition {
   type: string;
@@ -20,21 +21,25 @@ export const AGENT_GROUP = 'kagent.dev';
 export const AGENT_VERSION = 'v1alpha2';
 export const AGENT_PLURAL = 'agents';
 
-/** Reads kagent objects from the cluster helm writes to (the same kubeconfig). Never writes. */
+/**
+ * Reads kagent objects from the cluster helm writes to (the same kubeconfig). Never writes.
+ * The Kubernetes client (a large import) loads on the first read, not at start.
+ */
 export class KubeClient {
-  private readonly api: CustomObjectsApi;
+  private api: Promise<CustomObjectsApi> | undefined;
 
-  constructor(kubeconfig?: string) {
-    const config = new KubeConfig();
-    if (kubeconfig) config.loadFromFile(kubeconfig);
-    else config.loadFromDefault();
-    this.api = config.makeApiClient(CustomObjectsApi);
-  }
+  constructor(
+    private readonly cluster: ClusterState,
+    private readonly kubeconfig?: string,
+  ) {}
 
   /** The live Agent, or null when the cluster has none of that name. */
   async getAgent(namespace: string, name: string): Promise<LiveAgent | null> {
+    const problem = this.cluster.problem();
+    if (problem) throw new AppError('backend_error', problem);
+    const api = await this.client();
     try {
-      return (await this.api.getNamespacedCustomObject({ group: AGENT_GROUP, version: AGENT_VERSION, namespace, plural: AGENT_PLURAL, name })) as LiveAgent;
+      return (await api.getNamespacedCustomObject({ group: AGENT_GROUP, version: AGENT_VERSION, namespace, plural: AGENT_PLURAL, name })) as LiveAgent;
     } catch (error) {
       const code = (error as { code?: number }).code;
       if (code === 404) return null;
@@ -42,6 +47,19 @@ export class KubeClient {
       const detail = typeof body === 'string' ? safeMessage(body) : (error as Error).message;
       throw new AppError('backend_error', `reading Agent ${namespace}/${name} from the cluster failed: ${detail}`);
     }
+  }
+
+  private client(): Promise<CustomObjectsApi> {
+    this.api ??= import('@kubernetes/client-node').then(({ CustomObjectsApi, KubeConfig }) => {
+      const config = new KubeConfig();
+      if (this.kubeconfig) config.loadFromFile(this.kubeconfig);
+      else config.loadFromDefault();
+      return config.makeApiClient(CustomObjectsApi);
+    });
+    return this.api.catch((error: unknown) => {
+      this.api = undefined;
+      throw new AppError('backend_error', `the kubeconfig could not be loaded (${(error as Error).message}); set KUBECONFIG to the kubeconfig of the cluster agents are written to`);
+    });
   }
 }
 

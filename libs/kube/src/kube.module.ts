@@ -1,9 +1,17 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '@app/common';
+import { ClusterState } from './cluster-state.js';
 import { KubeClient } from './kube.client.js';
 
 @Module({
-  providers: [{ provide: KubeClient, inject: [AppConfig], useFactory: (config: AppConfig) => new KubeClient(config.KUBECONFIG) }],
-  exports: [KubeClient],
+  providers: [
+    {
+      provide: ClusterState,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => new ClusterState({ ...process.env, KUBECONFIG: config.KUBECONFIG }, config.PORT),
+    },
+    { provide: KubeClient, inject: [ClusterState, AppConfig], useFactory: (cluster: ClusterState, config: AppConfig) => new KubeClient(cluster, config.KUBECONFIG) },
+  ],
+  exports: [KubeClient, ClusterState],
 })
 export class KubeModule {}

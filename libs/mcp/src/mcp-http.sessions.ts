@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { loadMcpSdk } from './mcp-sdk.js';
 import { McpServerFactory } from './mcp-server.factory.js';
-import { McpCatalog } from './mcp.catalog.js';
+import { McpRegistry } from './mcp.registry.js';
 
 /** A session nobody has used for this long is closed (its client reconnects with initialize). */
 const IDLE_MS = 30 * 60_000;
@@ -25,7 +25,7 @@ export class McpHttpSessions implements OnModuleDestroy {
   private readonly sweeper = setInterval(() => this.closeIdle(), 60_000).unref();
 
   constructor(
-    private readonly catalog: McpCatalog,
+    private readonly registry: McpRegistry,
     private readonly servers: McpServerFactory,
   ) {}
 
@@ -38,11 +38,12 @@ export class McpHttpSessions implements OnModuleDestroy {
       session.lastSeen = Date.now();
       return session.transport.handleRequest(req, res, req.body);
     }
-    if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+    const { StreamableHTTPServerTransport, types } = await loadMcpSdk();
+    if (req.method !== 'POST' || !types.isInitializeRequest(req.body)) {
       return refuse(res, 400, 'Bad Request: a session starts with an initialize request (POST, Content-Type: application/json) without mcp-session-id; later requests carry the mcp-session-id it answered');
     }
-    const toolsets = this.catalog.select(query);
-    const server = this.servers.create(toolsets, 'mcp-http');
+    const toolsets = this.registry.select(query);
+    const server = await this.servers.create(this.registry.parse(query), 'mcp-http');
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {

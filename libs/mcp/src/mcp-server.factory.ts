@@ -1,35 +1,32 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  LoggingLevelSchema,
-  SetLevelRequestSchema,
-  type CallToolResult,
-  type LoggingLevel,
-} from '@modelcontextprotocol/sdk/types.js';
-import { recordableActor, ServiceInfoService } from '@app/agents';
-import { AppError, mapError, OperationContexts, type ErrorBody } from '@app/common';
-import { McpCatalog } from './mcp.catalog.js';
-import type { ActiveToolsets } from './toolset-selection.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import { AppError, mapError, OperationContexts, PROJECT_PACKAGE, type ErrorBody } from '@app/common';
+import { loadMcpSdk } from './mcp-sdk.js';
+import { McpRegistry } from './mcp.registry.js';
+import type { McpDoor, ToolSpec } from './tool-spec.js';
+import type { ToolsetSelection } from './toolset-selection.js';
 
-const SEVERITY = LoggingLevelSchema.options;
+const VERSION = PROJECT_PACKAGE.version ?? '0.0.0';
 
-/** Builds the MCP server of one session (an HTTP session or the stdio process) for its toolsets. */
+/**
+ * Builds the MCP server of one session (an HTTP session or the stdio process). The session keeps
+ * what its URL (or --toolsets) selected; the tools it lists are the registry's current ones.
+ */
 @Injectable()
 export class McpServerFactory {
   private readonly logger = new Logger('MCP');
 
-  constructor(
-    private readonly catalog: McpCatalog,
-    private readonly serviceInfo: ServiceInfoService,
-  ) {}
+  constructor(private readonly registry: McpRegistry) {}
 
-  create(toolsets: ActiveToolsets, door: 'mcp-http' | 'mcp-stdio'): Server {
-    const tools = this.catalog.toolsFor(toolsets);
+  async create(selection: ToolsetSelection, door: McpDoor): Promise<Server> {
+    const registry = this.registry;
+    const { Server, types } = await loadMcpSdk();
+    const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types;
+    const SEVERITY = types.LoggingLevelSchema.options;
     const server = new Server(
-      { name: 'agent-manager', title: 'agent-manager', version: this.serviceInfo.version },
-      { capabilities: { tools: { listChanged: false } }, instructions: this.catalog.instructions(toolsets) },
+      { name: 'agent-manager', title: 'agent-manager', version: VERSION },
+      { capabilities: { tools: { listChanged: true } }, instructions: registry.instructions(registry.resolve(selection)) },
     );
     // Registered after construction so this session's level is ours to read (the SDK keeps its own private).
     server.registerCapabilities({ logging: {} });
@@ -39,32 +36,35 @@ export class McpServerFactory {
       return {};
     });
 
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(({ tool }) => tool) }));
+    const unsubscribe = registry.onChange(() => {
+      server.sendToolListChanged().catch((error: unknown) => this.logger.debug(`tools/list_changed not sent: ${(error as Error).message}`));
+    });
+    const closed = server.onclose;
+    server.onclose = () => {
+      unsubscribe();
+      closed?.();
+    };
+
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await registry.describe(registry.specsFor(registry.resolve(selection))) }));
 
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const { name } = request.params;
-      const entry = tools.find(({ spec }) => spec.name === name);
-      if (!entry) {
-        return errorResult(
-          new AppError(
-            'not_found',
-            `no tool named ${name} in this session: the tools are ${tools.map(({ spec }) => spec.name).join(', ')}; list_server_toolsets tells which toolsets another connection URL can add`,
-          ).toBody(),
-        );
-      }
+      const toolsets = registry.resolve(selection);
+      const spec = registry.find(name, toolsets);
+      if (!spec) return errorResult(this.noSuchTool(name, registry.specsFor(toolsets), door));
       const args = request.params.arguments ?? {};
       const log = async (level: LoggingLevel, data: string): Promise<void> => {
         if (SEVERITY.indexOf(level) < SEVERITY.indexOf(threshold)) return;
         await extra.sendNotification({ method: 'notifications/message', params: { level, logger: 'agent-manager', data } });
       };
-      const writes = !entry.spec.annotations.readOnlyHint && args.dryRun !== true;
+      const writes = !spec.annotations.readOnlyHint && args.dryRun !== true;
       const target = typeof args.namespace === 'string' && typeof args.name === 'string' ? ` ${args.namespace}/${args.name}` : '';
       try {
         if (writes) await log('info', `${name}${target}: started: validating, then applying the helm release to the cluster (this can take a while)`);
         const client = server.getClientVersion()?.name;
-        const result = await OperationContexts.run({ door, actor: actorOf(client), client }, () => entry.spec.run(args, { toolsets }));
+        const result = await OperationContexts.run({ door, actor: actorOf(client), client }, () => spec.run(args, { toolsets, door }));
         if (writes) await log('info', `${name}${target}: done`);
-        return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result as Record<string, unknown> };
+        return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
       } catch (error) {
         const mapped = mapError(error);
         if (mapped.unexpected) {
@@ -75,6 +75,11 @@ export class McpServerFactory {
       }
     });
     return server;
+  }
+
+  private noSuchTool(name: string, specs: ToolSpec[], door: McpDoor): ErrorBody {
+    const other = door === 'mcp-stdio' ? 'which toolsets --toolsets can add' : 'which toolsets another connection URL can add';
+    return new AppError('not_found', `no tool named ${name} in this session: the tools are ${specs.map((s) => s.name).join(', ')}; list_server_toolsets tells ${other}`).toBody();
   }
 }
 
@@ -89,7 +94,7 @@ function errorResult(body: ErrorBody): CallToolResult {
   };
 }
 
-/** Recorded on writes as who did it: the client's name from initialize, made recordable as X-Actor would be. */
+/** Who acts, as the transport knows it: the client's name from initialize, unchecked (a domain records it by its own rule). */
 function actorOf(client: string | undefined): string {
-  return client ? recordableActor(`mcp:${client}`) : 'mcp';
+  return client ? `mcp:${client}` : 'mcp';
 }

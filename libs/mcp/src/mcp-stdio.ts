@@ -1,8 +1,7 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpServerFactory } from './mcp-server.factory.js';
-import { McpCatalog } from './mcp.catalog.js';
+import { McpRegistry } from './mcp.registry.js';
 
 /**
  * Serves one MCP session over this process's stdin/stdout (stdout carries only JSON-RPC: logs
@@ -10,8 +9,10 @@ import { McpCatalog } from './mcp.catalog.js';
  * the client closes stdin.
  */
 export async function serveMcpStdio(app: INestApplicationContext, query: string): Promise<void> {
-  const toolsets = app.get(McpCatalog).select(query);
-  const server = app.get(McpServerFactory).create(toolsets, 'mcp-stdio');
+  const registry = app.get(McpRegistry);
+  const toolsets = registry.select(query);
+  const server = await app.get(McpServerFactory).create(registry.parse(query), 'mcp-stdio');
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;

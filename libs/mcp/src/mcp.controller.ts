@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { AppConfig } from '@app/common';
 import { refusedHost } from './allowed-hosts.js';
 import { McpHttpSessions, refuse } from './mcp-http.sessions.js';
-import { McpCatalog } from './mcp.catalog.js';
+import { McpRegistry } from './mcp.registry.js';
 
 /** The MCP door over Streamable HTTP (outside the versioned REST API and its OpenAPI document). */
 @ApiExcludeController()
@@ -14,7 +14,7 @@ export class McpController {
 
   constructor(
     private readonly sessions: McpHttpSessions,
-    private readonly catalog: McpCatalog,
+    private readonly registry: McpRegistry,
     private readonly config: AppConfig,
   ) {}
 
@@ -22,7 +22,7 @@ export class McpController {
   @Get('toolsets')
   toolsets(@Req() req: Request, @Res() res: Response): void {
     if (!this.allowed(req, res)) return;
-    res.status(200).json(this.catalog.selectionReport(this.catalog.select(queryOf(req))));
+    res.status(200).json(this.registry.selectionReport(this.registry.select(queryOf(req))));
   }
 
   @All()

@@ -1,25 +1,21 @@
 import { Module, type INestApplication } from '@nestjs/common';
-import { AgentsModule, CAPABILITIES } from '@app/agents';
-import { AgentsTools } from './agents.tools.js';
 import { McpHttpSessions } from './mcp-http.sessions.js';
 import { McpServerFactory } from './mcp-server.factory.js';
-import { McpCatalog } from './mcp.catalog.js';
 import { McpController } from './mcp.controller.js';
+import { McpRegistry } from './mcp.registry.js';
 
-/** The MCP door (SPEC §1, §7): the agent operations as tools, over Streamable HTTP at /mcp and over stdio. */
+/**
+ * The MCP door (SPEC §1, §7), transport only: Streamable HTTP at /mcp and stdio, serving the tools
+ * domain modules add to McpRegistry.
+ */
 @Module({
-  imports: [AgentsModule],
   controllers: [McpController],
-  providers: [AgentsTools, McpCatalog, McpServerFactory, McpHttpSessions],
-  exports: [McpCatalog, McpServerFactory],
+  providers: [McpRegistry, McpServerFactory, McpHttpSessions],
+  exports: [McpRegistry, McpServerFactory],
 })
-export class McpModule {
-  constructor() {
-    CAPABILITIES.mcp = true;
-  }
-}
+export class McpModule {}
 
-/** Derives the tools' JSON Schemas from the DTO classes with the app's swagger machinery; createApp calls it. */
+/** Hands the app to the registry, which derives the tools' JSON Schemas with its swagger machinery on first listing. */
 export function setupMcp(app: INestApplication): void {
-  app.get(McpCatalog).deriveSchemas(app);
+  app.get(McpRegistry).attach(app);
 }

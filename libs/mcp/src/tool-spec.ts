@@ -1,5 +1,4 @@
 import type { Type } from '@nestjs/common';
-import type { ToolsetName } from './mcp.toolsets.js';
 import type { ActiveToolsets } from './toolset-selection.js';
 
 export interface ToolHints {
@@ -9,16 +8,21 @@ export interface ToolHints {
   openWorldHint: boolean;
 }
 
+/** The MCP transport a session came through. */
+export type McpDoor = 'mcp-http' | 'mcp-stdio';
+
 /** What a tool call knows about its session. */
 export interface ToolContext {
   toolsets: ActiveToolsets;
+  door: McpDoor;
 }
 
 /** One MCP tool: a thin door onto the service method its REST twin calls. */
 export interface ToolSpec {
   name: string;
   title: string;
-  toolset: ToolsetName;
+  /** The name of a toolset added to the registry. */
+  toolset: string;
   description: string;
   annotations: ToolHints;
   /** The DTO classes whose fields, side by side, are the tool's arguments (the REST path and body). */

@@ -37,8 +37,13 @@ export interface ActiveToolsets {
 
 export const RESERVED_QUERY_KEYS = ['toolsets', 'only', 'without'] as const;
 
-export const HOW_TO_SELECT =
-  'Reconnect with the toolset in the URL: ?name adds it, ?toolsets=a,b adds several, ?only=a,b asks for exactly those (plus the always-on ones), ?without=name leaves one out. The selection is read once, when the session opens.';
+/** How a client selects other toolsets, in the words of its transport. */
+export const HOW_TO_SELECT = {
+  'mcp-http':
+    'Reconnect with the toolset in the URL: ?name adds it, ?toolsets=a,b adds several, ?only=a,b asks for exactly those (plus the always-on ones), ?without=name leaves one out. The selection is read once, when the session opens.',
+  'mcp-stdio':
+    'Restart agent-manager mcp with --toolsets: --toolsets name adds it, --toolsets toolsets=a,b adds several, --toolsets only=a,b asks for exactly those (plus the always-on ones), --toolsets without=name leaves one out. In an MCP client configuration that is the args list, e.g. ["mcp", "--toolsets", "revisions"]. The selection is read once, when the process starts.',
+} as const;
 
 /**
  * Reads a query string (with or without the leading "?") or its pairs. A bare key (?revisions)

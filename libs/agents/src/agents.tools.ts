@@ -1,33 +1,49 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { OperationContexts } from '@app/common';
+import { McpRegistry, type ToolHints, type ToolsetDeclaration, type ToolSpec } from '@app/mcp';
+import { recordableActor } from './actor.js';
+import { readValidateCommand } from './agents.commands.js';
+import {
+  AgentRefDto,
+  CreateAgentDto,
+  DeleteAgentDto,
+  ListAgentsQueryDto,
+  RollbackAgentDto,
+  UpdateAgentDto,
+  ValidateAgentDto,
+} from './agents.dto.js';
+import { parseInput } from './agents.input.js';
 import {
   AgentDto,
   AgentPageDto,
-  AgentRefDto,
-  AgentsService,
-  CreateAgentDto,
   CreateResultDto,
-  DeleteAgentDto,
   DeleteResultDto,
   InfoDto,
-  ListAgentsQueryDto,
   RevisionListDto,
-  RollbackAgentDto,
   RollbackResultDto,
-  ServiceInfoService,
   StatusDto,
-  UpdateAgentDto,
   UpdateResultDto,
-  ValidateAgentDto,
   ValidateResultDto,
-  parseInput,
-  readValidateCommand,
-} from '@app/agents';
-import type { ToolHints, ToolSpec } from './tool-spec.js';
+} from './agents.responses.js';
+import { AgentsService } from './agents.service.js';
+import { ErrorResponseDto } from './error-response.dto.js';
+import { CAPABILITIES, ServiceInfoService } from './service-info.service.js';
 
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const READ_CLUSTER: ToolHints = { ...READ_STORE, openWorldHint: true };
 
 const WRITE_NOTE = 'With dryRun: true it answers as the write would and changes nothing.';
+
+/** Runs a tool with the MCP client's name made recordable by the journal's actor rule (the REST door refuses what X-Actor breaks it). */
+function recorded(spec: ToolSpec): ToolSpec {
+  return {
+    ...spec,
+    run: (args, context) => {
+      const current = OperationContexts.current();
+      return OperationContexts.run({ ...current, actor: recordableActor(current.actor) }, () => spec.run(args, context));
+    },
+  };
+}
 
 /** The REST path's {namespace, name} and the body's command, from one argument object. */
 function split<T extends object>(args: Record<string, unknown>, command: new () => T): [AgentRefDto, T] {
@@ -35,13 +51,55 @@ function split<T extends object>(args: Record<string, unknown>, command: new () 
   return [parseInput(AgentRefDto, { namespace, name }), parseInput(command, body)];
 }
 
-/** The agent operations of SPEC §3 as MCP tools, over AgentsService and ServiceInfoService. */
+/** The agents module's MCP toolsets (SPEC §7), after the transport's always-on `meta`. */
+export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
+  {
+    name: 'agents',
+    title: 'Agents',
+    description: 'Read, validate, create, update and delete agents (one helm release of the Generic agent chart each), and read their live status.',
+    instructions:
+      'Call get_info before a first write: it gives the toolset limits (at most 32 selectors, the selector pattern) and the presets every installation has. ' +
+      'An agent needs a toolset: the list of Muster selectors (preset:, server:, workflow:, tool:) it may use, written exactly as given; ["preset:none"] is a chat-only agent, and more than 32 selectors belong in a preset. ' +
+      'Before a write, call validate_agent (or the write with dryRun: true) and show the user the violations or the rendered manifests. ' +
+      'create_agent, update_agent and delete_agent change the cluster; after one, get_agent_status tells whether the Agent became ready. ' +
+      'update_agent replaces the fields it is given (a toolset is replaced whole) and keeps the others.',
+    default: true,
+    always: false,
+  },
+  {
+    name: 'revisions',
+    title: 'Revisions',
+    description: 'Every applied change of an agent (who, when, the values) and rolling an agent back to one of them. Opt-in: ?revisions on /mcp, --toolsets revisions over stdio.',
+    instructions:
+      'list_agent_revisions before rollback_agent: pick the revision by its values, not its number alone. A rollback is itself recorded as a new revision; try it with dryRun: true first.',
+    default: false,
+    always: false,
+  },
+];
+
+/**
+ * The agent operations of SPEC §3 as MCP tools, over AgentsService and ServiceInfoService,
+ * contributed to the MCP registry when the module starts.
+ */
 @Injectable()
-export class AgentsTools {
+export class AgentsTools implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly agents: AgentsService,
     private readonly serviceInfo: ServiceInfoService,
+    private readonly registry: McpRegistry,
   ) {}
+
+  onModuleInit(): void {
+    this.registry.useErrorModel(ErrorResponseDto);
+    for (const toolset of AGENT_TOOLSETS) this.registry.addToolset(toolset);
+    this.registry.addTools(this.list().map(recorded));
+    CAPABILITIES.mcp = true;
+  }
+
+  onModuleDestroy(): void {
+    for (const toolset of AGENT_TOOLSETS) this.registry.removeToolset(toolset.name);
+    this.registry.removeTools(['get_info']);
+  }
 
   list(): ToolSpec[] {
     return [

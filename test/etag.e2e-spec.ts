@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { seedAgent } from './mcp/mcp-support.js';
+import { call, startTestApp, type TestApp } from './support/test-app.js';
+
+const agent = { name: 'incident-helper', namespace: 'agents', modelConfig: 'default-model-config', toolset: ['preset:read-only'] };
+
+/** One ETag: the agent's version on agent reads and writes, never Express's automatic weak ones. */
+describe('ETag', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await seedAgent(t.app, 'agents', 'tagged', ['preset:none']);
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('gives an agent read the version ETag, strong, as If-Match takes it', async () => {
+    const res = await call(t.url, 'GET', '/api/v1/agents/agents/tagged');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('etag')).toBe(`"${res.body.version}"`);
+  });
+
+  it.each<[string, string, string, unknown]>([
+    ['a dry-run create', 'POST', '/api/v1/agents', { ...agent, dryRun: true }],
+    ['a validation', 'POST', '/api/v1/agents/validate', agent],
+    ['a refusal', 'POST', '/api/v1/agents', { ...agent, toolset: [] }],
+    ['a 404', 'GET', '/api/v1/agents/agents/absent', undefined],
+    ['a list', 'GET', '/api/v1/agents', undefined],
+    ['service info', 'GET', '/api/v1/info', undefined],
+    ['the OpenAPI document', 'GET', '/api/v1/openapi.json', undefined],
+  ])('gives %s no ETag', async (_, method, path, body) => {
+    const res = await call(t.url, method, path, body);
+    expect(res.text.length).toBeGreaterThan(0);
+    expect(res.headers.get('etag')).toBeNull();
+  });
+});
