@@ -15,6 +15,8 @@ export interface OperationContext {
   actor: string;
   /** The MCP client's name from initialize, when the door is MCP. */
   client?: string;
+  /** Who the caller was verified to be (libs/auth's Principal): set by the doors once authentication ran. */
+  principal?: { subject: string; groups: string[]; method: 'oidc' | 'token' | 'local' | 'anonymous' };
 }
 
 const storage = new AsyncLocalStorage<OperationContext>();
