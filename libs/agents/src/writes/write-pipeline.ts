@@ -12,9 +12,11 @@ import { OperationRecovery } from '../operation-recovery.service.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
 
 /**
- * The order every write follows, written once: idempotency claim → checks → dry-run answer →
- * the agent's lock (waiting in line) → settle interrupted operations → checks again → journal
+ * The order every write follows, written once: idempotency claim → (a dry run: checks and its
+ * answer) → the agent's lock (waiting in line) → settle interrupted operations → checks → journal
  * the intent → the one helm call → record → answer. Each operation is a plan (writes/*.ts).
+ * A real write checks only under the lock, where every other replica's write counts: checking
+ * before it too would cost a store round trip and decide nothing the second check does not.
  */
 @Injectable()
 export class WritePipeline {
@@ -47,11 +49,9 @@ export class WritePipeline {
     const key = plan.dryRun ? undefined : plan.idempotencyKey;
     const hashed = { op: plan.kind, ref: { namespace: plan.namespace, name: plan.name }, request: plan.request };
     return this.writes.idempotent(key, hashed, async () => {
+      if (!plan.dryRun) return this.exclusive(plan);
       const checked = await plan.check();
-      const unchanged = await plan.unchanged?.(checked);
-      if (unchanged !== undefined) return unchanged;
-      if (plan.dryRun) return plan.preview(checked);
-      return this.exclusive(plan);
+      return (await plan.unchanged?.(checked)) ?? plan.preview(checked);
     });
   }
 

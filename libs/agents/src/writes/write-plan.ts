@@ -29,8 +29,8 @@ export interface PlanTools {
 
 /**
  * One write operation's own rules; the order they run in is the pipeline's (write-pipeline.ts).
- * `check` reads the store only: it runs before the lock (a fast refusal, and the dry run's
- * basis) and again under it, where another replica's write counts.
+ * `check` reads the store only: under the agent's lock for a real write, where another replica's
+ * write counts, and without it for a dry run.
  */
 export interface WritePlan<Checked, Answer> {
   kind: OperationKind;
