@@ -42,7 +42,8 @@ export class HelmReleases {
     if (problem) throw new AppError('backend_error', problem);
     const env: Record<string, string> = {};
     if (this.options.kubeconfig) env.KUBECONFIG = this.options.kubeconfig;
-    const args = ['list', '--all-namespaces', '--all', '--output', 'json', '--max', '100000'];
+    // helm 4 has no --all: name every state a current revision can be in (helm 3 and 4 alike)
+    const args = ['list', '--all-namespaces', '--deployed', '--failed', '--pending', '--uninstalling', '--output', 'json', '--max', '100000'];
     const result = await execa(this.helm.bin, args, { reject: false, env, timeout: 60_000, stdin: 'ignore' });
     if (result.exitCode !== 0) throw helmFailure('list', String(result.stderr || result.shortMessage || ''));
     const rows = JSON.parse(String(result.stdout) || '[]') as { name: string; namespace: string; revision: string; status: string; chart: string }[];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts } from '@app/common';
-import { HelmClient, HelmReleases, type ReleaseRef } from '@app/helm';
+import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
 import { AgentLeaseRepository, recoveryOwner } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
@@ -91,15 +91,17 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Takes a release of the agent chart the store does not know into the store, its helm history as revisions. */
-  async adopt(ref: ReleaseRef & { dryRun?: boolean }): Promise<AdoptResult> {
+  async adopt(ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
     const { namespace, name } = ref;
     if (await this.repository.findActive(namespace, name)) {
       throw new AppError('conflict', `agent ${namespace}/${name} is already in the store: nothing to adopt (reconcile_agents compares it with its release)`);
     }
     const release = await this.helm.status(ref);
     if (!release) throw new AppError('not_found', `helm has no release ${namespace}/${name} to adopt: list the cluster's releases with helm list --all-namespaces`);
-    if (!release.chart?.startsWith(`${AGENT_CHART_NAME}-`)) {
-      throw new AppError('invalid_request', `release ${namespace}/${name} is of chart ${release.chart ?? 'unknown'}, not the agent chart: agent-manager adopts only releases of its agent chart`);
+    // `helm status` does not name the chart; `helm list` does.
+    const ofChart = listed ?? (await this.releases.ofChart(AGENT_CHART_NAME)).find((r) => r.namespace === namespace && r.name === name);
+    if (!ofChart) {
+      throw new AppError('invalid_request', `release ${namespace}/${name} is not of the agent chart (${AGENT_CHART_NAME}): agent-manager adopts only releases of its agent chart`);
     }
     if (release.status !== 'deployed') {
       throw new AppError('conflict', `release ${namespace}/${name} is ${release.status}: reconcile it first (POST /api/v1/reconcile), then adopt it once it is deployed`);
@@ -108,7 +110,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const revisions = history.map((r, at) => ({ revision: at + 1, helmRevision: r.revision, status: r.status }));
     if (ref.dryRun) return { dryRun: true, agent: null, revisions };
     const actor = OperationContexts.current().actor;
-    const chart = { ref: this.config.chartRef, version: release.chart.slice(AGENT_CHART_NAME.length + 1) };
+    const chart = { ref: this.config.chartRef, version: ofChart.chart.slice(AGENT_CHART_NAME.length + 1) };
     const agent = await this.writes.exclusive(namespace, name, async () => undefined, async (operationId) => {
       const changes: AppliedChange[] = history.map((r, at) => change(chartValuesOf(r.values), r.revision, at === 0 ? 'create' : 'update', actor, operationId));
       await this.journal(operationId, 'create', ref, actor, { adopt: true, helmRevisions: revisions.map((r) => r.helmRevision) }, changes[changes.length - 1]);
@@ -126,7 +128,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       const key = `${release.namespace}/${release.name}`;
       if (await this.repository.findActive(release.namespace, release.name)) continue;
       try {
-        await this.adopt(release);
+        await this.adopt(release, release);
         adopted.push(key);
       } catch (error) {
         skipped.push({ release: key, why: (error as Error).message });
