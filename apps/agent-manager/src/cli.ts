@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type AppConfig } from '@app/common';
-import { AgentWrites } from '@app/agents';
+import { AgentWrites, Reconciler } from '@app/agents';
 import { serveMcpStdio } from '@app/mcp';
 import { createApp } from './app.factory.js';
 
@@ -11,6 +11,8 @@ const USAGE = `usage: agent-manager <command>
                                <selection> is written like /mcp's query:
                                revisions, only=agents, without=agents&revisions, ...
                                (default: MCP_DEFAULT_TOOLSETS, else the default toolsets)
+  store rebuild                adopts every release of the agent chart the store does not know
+                               (after the store was lost), each with its helm history as revisions
 
 Settings come from the environment as for the service (DATABASE_URL, KUBECONFIG, AGENT_CHART, ...).`;
 
@@ -61,8 +63,28 @@ async function mcp(args: string[]): Promise<void> {
   await app.close();
 }
 
+/** `store rebuild`: the app initialised (never listening), every unknown release of the agent chart adopted. */
+async function storeRebuild(args: string[]): Promise<void> {
+  if (args.length !== 1 || args[0] !== 'rebuild') {
+    console.error(`agent-manager store: unknown argument ${args.join(' ') || '(none)'}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const app = await createApp(config(), { logger: 'stderr' });
+  await app.init();
+  try {
+    const { adopted, skipped } = await app.get(Reconciler).rebuild();
+    for (const name of adopted) console.log(`adopted ${name}`);
+    for (const skip of skipped) console.error(`skipped ${skip.release}: ${skip.why}`);
+    console.log(`store rebuild: ${adopted.length} adopted, ${skipped.length} skipped`);
+    process.exitCode = skipped.length > 0 ? 1 : 0;
+  } finally {
+    await app.close();
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
+  if (command === 'store') return storeRebuild(args);
   if (command === 'mcp') return mcp(args);
   if (command === 'serve') {
     await import('./main.js');

@@ -35,11 +35,8 @@ export class HealthController {
     // Readiness is the service's own health (its store): without a cluster, reads and dry runs still work,
     // so a missing or unreachable cluster is reported here, not made a reason to stop routing.
     const cluster = this.cluster.current();
-    try {
-      await this.store.client.$queryRawUnsafe('SELECT 1');
-      res.status(200).json({ status: 'ready', store: this.store.provider, cluster });
-    } catch (error) {
-      res.status(503).json({ status: 'not ready', reason: `store unreachable: ${(error as Error).message}`, cluster });
-    }
+    const health = await this.store.check();
+    if (health.ok) res.status(200).json({ status: 'ready', store: this.store.provider, cluster });
+    else res.status(503).json({ status: 'not ready', reason: health.reason, cluster });
   }
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AppError, loadConfig } from '@app/common';
 import { Store } from '@app/store';
@@ -20,9 +23,9 @@ describe(AgentWrites.name, () => {
     store = await Store.open(db.url);
     leases = new AgentLeaseRepository(store);
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
-    writes = new AgentWrites(config, leases, new IdempotencyRepository(store));
+    writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
     const short = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', WRITE_QUEUE_SECONDS: '1' });
-    impatient = new AgentWrites(short, leases, new IdempotencyRepository(store));
+    impatient = new AgentWrites(short, leases, new IdempotencyRepository(store), store);
   });
 
   afterAll(async () => {
@@ -86,5 +89,26 @@ describe(AgentWrites.name, () => {
   it('frees the lease when the write is done, so the next write runs', async () => {
     await writes.exclusive('ns', 'free', settled, async () => 'first');
     await expect(writes.exclusive('ns', 'free', settled, async () => 'second')).resolves.toBe('second');
+  });
+});
+
+describe(`${AgentWrites.name} with a lost SQLite file`, () => {
+  it('refuses writes with 503 unavailable and a retry hint instead of writing into the removed file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'writes-lost-'));
+    const url = `file:${join(dir, 'agent-manager.db')}`;
+    const store = await Store.open(url);
+    try {
+      const config = loadConfig({ DATABASE_URL: url, REPLICA_ID: 'replica-a' });
+      const writes = new AgentWrites(config, new AgentLeaseRepository(store), new IdempotencyRepository(store), store);
+      rmSync(join(dir, 'agent-manager.db'));
+      let ran = false;
+      const refused = await writes.exclusive('ns', 'lost', async () => undefined, async () => (ran = true)).catch((error: unknown) => error as AppError);
+      expect(refused).toMatchObject({ code: 'unavailable', status: 503, retryAfterSeconds: 5 });
+      expect((refused as AppError).message).toContain('was removed');
+      expect(ran).toBe(false);
+    } finally {
+      await store.client.$disconnect();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, AppError, ERROR_STATUS, type ErrorBody } from '@app/common';
+import { Store } from '@app/store';
 import { AgentLeaseRepository, isRecoveryHolder, type LeaseHolder, type LeaseResult } from './agent-lease.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 
@@ -13,6 +14,9 @@ export interface HeldLease {
 /** Refusals a retry with the same request would get again: kept as the idempotent answer. */
 /** How often a write waiting in line reads who holds the agent's lease. */
 const LINE_POLL_MS = 100;
+
+/** What a refused write tells the caller to wait before retrying when the store is down. */
+const STORE_RETRY_SECONDS = 5;
 
 const FINAL_REFUSALS = new Set(['invalid_request', 'not_found', 'precondition_failed']);
 
@@ -34,6 +38,7 @@ export class AgentWrites {
     private readonly config: AppConfig,
     private readonly leases: AgentLeaseRepository,
     private readonly keys: IdempotencyRepository,
+    private readonly store: Store,
   ) {}
 
   get replica(): string {
@@ -63,6 +68,7 @@ export class AgentWrites {
     work: (operationId: string, lease: HeldLease) => Promise<T>,
   ): Promise<T> {
     if (this.closing) throw new AppError('unavailable', 'agent-manager is shutting down and takes no new writes: retry, another replica will answer');
+    await this.requireWritableStore();
     this.running++;
     const key = `${namespace}/${name}`;
     const leave = this.joinLine(key);
@@ -93,6 +99,14 @@ export class AgentWrites {
       this.running--;
       if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     }
+  }
+
+  /** Refuses a write the store could not keep (its file removed or replaced, or not writable): never a 201 into a lost file. */
+  private async requireWritableStore(): Promise<void> {
+    const health = await this.store.check();
+    if (health.ok) return;
+    this.logger.error(`refusing a write: ${health.reason}`);
+    throw Object.assign(new AppError('unavailable', `agent-manager cannot record writes now: ${health.reason}`), { retryAfterSeconds: STORE_RETRY_SECONDS });
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
-import { HelmModule } from '@app/helm';
-import { KubeModule } from '@app/kube';
+import { AppConfig } from '@app/common';
+import { HelmClient, HelmModule, HelmReleases } from '@app/helm';
+import { ClusterState, KubeModule } from '@app/kube';
 import { McpModule } from '@app/mcp';
 import { AgentsController } from './agents.controller.js';
 import { AgentLeaseRepository } from './agent-lease.repository.js';
@@ -12,11 +13,20 @@ import { AgentsService } from './agents.service.js';
 import { AgentsTools } from './agents.tools.js';
 import { ServiceInfoService } from './service-info.service.js';
 import { WritePipeline } from './writes/write-pipeline.js';
+import { ReconcileController } from './reconcile/reconcile.controller.js';
+import { Reconciler } from './reconcile/reconcile.service.js';
+import { ReconcileTools } from './reconcile/reconcile.tools.js';
+
+const helmReleases = {
+  provide: HelmReleases,
+  inject: [HelmClient, AppConfig, ClusterState],
+  useFactory: (helm: HelmClient, config: AppConfig, cluster: ClusterState) => new HelmReleases(helm, { kubeconfig: config.KUBECONFIG, clusterProblem: () => cluster.problem() }),
+};
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [AgentsController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools],
-  exports: [AgentsService, ServiceInfoService, AgentWrites],
+  controllers: [AgentsController, ReconcileController],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, Reconciler, ReconcileTools],
+  exports: [AgentsService, ServiceInfoService, AgentWrites, Reconciler],
 })
 export class AgentsModule {}

@@ -240,6 +240,59 @@ export class AgentsRepository {
       return toAgentRecord(deleted);
     });
   }
+
+  // --- convergence (reconciler, adoption, history across lives) ---
+
+  /** With no active agent of the name: the last create of it that was never recorded (pending or failed), if any. */
+  async unrecordedCreate(namespace: string, name: string): Promise<OperationRecord | null> {
+    const row = await this.db.operation.findFirst({ where: { namespace, name, kind: 'create' }, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }] });
+    if (!row || row.state === 'succeeded') return null;
+    return toOperationRecord(row);
+  }
+
+  /** The names of every active agent, for a reconcile pass over all of them. */
+  async activeNames(): Promise<{ namespace: string; name: string }[]> {
+    return this.db.agent.findMany({ where: { state: 'active' }, select: { namespace: true, name: true }, orderBy: [{ namespace: 'asc' }, { name: 'asc' }] });
+  }
+
+  async countAgents(): Promise<number> {
+    return this.db.agent.count();
+  }
+
+  /** Closes a pending operation as succeeded that records no agent change (an uninstall of a half-release). */
+  async succeedOperation(id: string): Promise<void> {
+    await closeSucceeded(this.db, id, {});
+  }
+
+  /**
+   * Records a release the store did not know, with its helm history as revisions (oldest first,
+   * the last one current), and the adopting operation's success, at once.
+   */
+  async recordAdoption(namespace: string, name: string, chart: { ref: string; version?: string }, history: AppliedChange[], operationId: string): Promise<AgentRecord> {
+    const id = randomUUID();
+    const current = history[history.length - 1];
+    return this.db.$transaction(async (tx) => {
+      const agent = await tx.agent.create({
+        data: {
+          id, namespace, name, activeKey: activeKey(namespace, name), state: 'active',
+          spec: json(current.spec), values: json(current.values), chartRef: chart.ref, chartVersion: chart.version ?? null,
+          revision: history.length, helmRevision: current.helmRevision, createdBy: history[0].actor, updatedBy: current.actor, lastOperationId: operationId,
+        },
+      });
+      await tx.agentLabel.createMany({ data: labelRows(agent, current.spec) });
+      for (const [at, change] of history.entries()) await tx.agentRevision.create({ data: revisionData(id, at + 1, change) });
+      await closeSucceeded(tx, operationId, { agentId: id, helmRevision: current.helmRevision });
+      return toAgentRecord(agent);
+    });
+  }
+
+  /** The revisions of every agent that had this name, each life oldest first, the lives in order. */
+  async revisionsOfAllLives(namespace: string, name: string): Promise<{ agent: AgentRecord; revisions: RevisionRecord[] }[]> {
+    const agents = await this.db.agent.findMany({ where: { namespace, name }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    const lives = [];
+    for (const agent of agents) lives.push({ agent: toAgentRecord(agent), revisions: await this.revisions(agent.id) });
+    return lives;
+  }
 }
 
 /** The agents as records with their last operations, read by key in one query. */

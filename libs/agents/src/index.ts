@@ -12,3 +12,4 @@ export { OperationRecovery } from './operation-recovery.service.js';
 export { AgentsRepository } from './agents.repository.js';
 export { recordableActor } from './actor.js';
 export { AgentsTools, AGENT_TOOLSETS } from './agents.tools.js';
+export { Reconciler } from './reconcile/reconcile.service.js';

@@ -24,6 +24,8 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
   private readonly logger = new Logger(OperationRecovery.name);
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
+  private resolving?: Promise<void>;
+  private readonly followUps: (() => Promise<void>)[] = [];
 
   constructor(
     private readonly config: AppConfig,
@@ -44,10 +46,27 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     await this.sweeping;
   }
 
-  /** Resolves every pending operation whose replica is gone (no live lease holds it). */
+  /** Work that runs after every sweep once pending operations are resolved (the reconciler's pass). */
+  afterSweep(work: () => Promise<void>): void {
+    this.followUps.push(work);
+  }
+
+  /** Resolves every pending operation whose replica is gone (no live lease holds it), then runs the follow-ups. */
   sweep(): Promise<void> {
-    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
+    this.sweeping ??= this.resolvePending()
+      .then(() => this.followUp())
+      .finally(() => (this.sweeping = undefined));
     return this.sweeping;
+  }
+
+  /** Resolves the pending operations no live lease holds, without the follow-ups (one pass at a time). */
+  resolvePending(): Promise<void> {
+    this.resolving ??= this.sweepOnce().finally(() => (this.resolving = undefined));
+    return this.resolving;
+  }
+
+  private async followUp(): Promise<void> {
+    for (const work of this.followUps) await work().catch((error: unknown) => this.logger.warn(`after the sweep: ${(error as Error).message}`));
   }
 
   private async sweepOnce(): Promise<void> {

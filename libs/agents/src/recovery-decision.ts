@@ -48,3 +48,66 @@ export function decideRecovery(write: InterruptedWrite, release: ReleaseState | 
   if (write.agent !== 'active') return { action: 'fail', why: 'the agent is no longer active' };
   return { action: 'record', what: 'change' };
 }
+
+/** What the store holds for one agent name, as the reconciler sees it. */
+export interface StoreSide {
+  /** The active agent's record: what agent-manager last applied. */
+  agent: { helmRevision: number | null; values: ChartValues } | null;
+  /** With no active agent: the values of the last create of this name that was never recorded (pending or failed). */
+  createIntent: ChartValues | null;
+}
+
+/** The release helm holds now, and its last deployed revision (from `helm history`). */
+export interface ReleaseSide extends ReleaseState {
+  lastDeployed: number | null;
+}
+
+export type Finding = 'missing' | 'drift' | 'unmanaged' | 'failed' | 'no-live-object';
+
+export type ReconcileAction =
+  | { action: 'none' }
+  /** A create helm deployed that the store recorded failed or left pending: record it. */
+  | { action: 'record-create' }
+  /** A half-release nothing can finish: uninstall it and close the create failed. */
+  | { action: 'uninstall'; why: string }
+  /** A half-release with a store intent: uninstall it and install the intent again. */
+  | { action: 'reinstall'; from: 'record' | 'intent' }
+  /** An upgrade or rollback helm left pending: back to the last deployed revision. */
+  | { action: 'rollback'; to: number }
+  /** Reported, never overwritten: the store and the cluster disagree for a reason a person must judge. */
+  | { action: 'report'; finding: Finding; why: string };
+
+const PENDING_CHANGE = new Set(['pending-upgrade', 'pending-rollback']);
+
+/**
+ * The reconciler's decision table: store ↔ helm release ↔ live Agent → one action. It runs
+ * after the recovery sweep resolved pending operations, and only on agents no write holds.
+ */
+export function decideReconcile(store: StoreSide, release: ReleaseSide | null, live: boolean): ReconcileAction {
+  if (release?.status === 'pending-install') return pendingInstall(store, live);
+  if (release && PENDING_CHANGE.has(release.status)) {
+    if (release.lastDeployed === null) return { action: 'report', finding: 'failed', why: `helm holds the release ${release.status} with no deployed revision to return to` };
+    return { action: 'rollback', to: release.lastDeployed };
+  }
+  if (!store.agent) return unrecorded(store, release);
+  if (!release) return { action: 'report', finding: 'missing', why: 'the helm release was removed outside agent-manager: delete the agent, or roll it back to re-install it' };
+  if (release.status !== 'deployed') return { action: 'report', finding: 'failed', why: `helm reports the release ${release.status} (revision ${release.revision})` };
+  if (!isDeepStrictEqual(release.values, store.agent.values)) {
+    return { action: 'report', finding: 'drift', why: `the release's values (revision ${release.revision}) were changed outside agent-manager` };
+  }
+  if (!live) return { action: 'report', finding: 'no-live-object', why: 'the Agent was deleted outside agent-manager: an update or rollback applies it again' };
+  return { action: 'none' };
+}
+
+function pendingInstall(store: StoreSide, live: boolean): ReconcileAction {
+  if (store.agent) return { action: 'reinstall', from: 'record' };
+  if (live && store.createIntent) return { action: 'reinstall', from: 'intent' };
+  return { action: 'uninstall', why: live ? 'helm left the install pending and the store holds no create of it' : 'helm left the install pending and it created nothing' };
+}
+
+function unrecorded(store: StoreSide, release: ReleaseSide | null): ReconcileAction {
+  if (!release) return { action: 'none' };
+  if (release.status !== 'deployed') return { action: 'report', finding: 'failed', why: `a release of the agent chart the store does not know is ${release.status}` };
+  if (store.createIntent && isDeepStrictEqual(release.values, store.createIntent)) return { action: 'record-create' };
+  return { action: 'report', finding: 'unmanaged', why: 'a release of the agent chart the store does not know: adopt it (POST /api/v1/agents/adopt, adopt_agent)' };
+}

@@ -4,3 +4,5 @@ export { HelmModule } from './helm.module.js';
 export { helmFailure, helmMessage } from './helm-errors.js';
 export { resolveHelmBinary } from './helm-binary.js';
 export type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
+export { HelmReleases } from './helm-releases.js';
+export type { HelmReleasesOptions, ListedRelease, ReleaseRevision } from './helm-releases.js';

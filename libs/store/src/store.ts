@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -11,12 +12,26 @@ import { migrate, sqlitePath, type StoreProvider } from './migrator.js';
  */
 export type StoreClient = SqliteClient;
 
+/** What `Store.check()` found: healthy, or why the store cannot be trusted with a write. */
+export type StoreHealth = { ok: true } | { ok: false; reason: string };
+
+/** The file the SQLite store opened, by device and inode: a file removed or put in its place is another file. */
+interface OpenedFile {
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+const HEALTH_TABLE = '_agent_manager_health';
+
 export class Store implements OnModuleDestroy {
   private readonly logger = new Logger(Store.name);
+  private probeReady = false;
 
   private constructor(
     readonly provider: StoreProvider,
     readonly client: StoreClient,
+    private readonly file?: OpenedFile,
   ) {}
 
   /** Migrates the store and connects: the service does this itself at start. */
@@ -28,7 +43,7 @@ export class Store implements OnModuleDestroy {
         ? new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: `file:${sqlitePath(url)}` }) })
         : (new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as StoreClient);
     await client.$connect();
-    const store = new Store(provider, client);
+    const store = new Store(provider, client, provider === 'sqlite' ? openedFile(sqlitePath(url)) : undefined);
     if (applied.length > 0) store.logger.log(`applied migrations: ${applied.join(', ')}`);
     return store;
   }
@@ -44,7 +59,46 @@ export class Store implements OnModuleDestroy {
     return new Date(row.now);
   }
 
+  /**
+   * Whether the store can take a write now: the SQLite file this process opened is still the
+   * one at its path (not removed, not replaced), and a row can be written. A write into a
+   * removed file would answer 201 and be lost at the next start.
+   */
+  async check(): Promise<StoreHealth> {
+    const moved = this.file && fileProblem(this.file);
+    if (moved) return { ok: false, reason: moved };
+    try {
+      if (!this.probeReady) await this.client.$executeRawUnsafe(`CREATE TABLE IF NOT EXISTS "${HEALTH_TABLE}" ("id" INTEGER PRIMARY KEY, "at" TEXT NOT NULL)`);
+      await this.client.$executeRawUnsafe(
+        `INSERT INTO "${HEALTH_TABLE}" ("id", "at") VALUES (1, '${new Date().toISOString()}') ON CONFLICT ("id") DO UPDATE SET "at" = excluded."at"`,
+      );
+      this.probeReady = true;
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, reason: `the store cannot be written: ${(error as Error).message}` };
+    }
+  }
+
   async onModuleDestroy(): Promise<void> {
     await this.client.$disconnect();
   }
+}
+
+function openedFile(path: string): OpenedFile | undefined {
+  if (path === ':memory:') return undefined;
+  const info = statSync(path);
+  return { path, dev: info.dev, ino: info.ino };
+}
+
+function fileProblem(file: OpenedFile): string | undefined {
+  let info;
+  try {
+    info = statSync(file.path);
+  } catch {
+    return `the SQLite file ${file.path} was removed while the service ran: restart the service, then rebuild the store from the cluster (agent-manager store rebuild)`;
+  }
+  if (info.dev !== file.dev || info.ino !== file.ino) {
+    return `the SQLite file ${file.path} was replaced by another file while the service ran: restart the service to open it`;
+  }
+  return undefined;
 }

@@ -92,7 +92,7 @@ describe(WritePipeline.name, () => {
     helm = new FakeHelm();
     repository = new AgentsRepository(store);
     const leases = new AgentLeaseRepository(store);
-    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store));
+    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
     pipeline = new WritePipeline(config, repository, helm, writes, new OperationRecovery(config, repository, leases, helm, writes));
   });
 

@@ -1,0 +1,40 @@
+import { Body, Controller, HttpCode, Post, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { RestContextInterceptor } from '../agents.controller.js';
+import { parseInput } from '../agents.input.js';
+import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
+import { Reconciler } from './reconcile.service.js';
+
+/** The reconciler and adoption on REST; the same methods as the MCP tools reconcile_agents and adopt_agent. */
+@ApiTags('admin')
+@Controller('api/v1')
+@UseInterceptors(RestContextInterceptor)
+export class ReconcileController {
+  constructor(private readonly reconciler: Reconciler) {}
+
+  @Post('reconcile')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'reconcileAgents',
+    summary: 'Bring store, helm releases and live Agents back into agreement now',
+    description: 'For one agent or all: compares the store, the helm release and the live Agent and acts by the decision table (record a landed create, uninstall or re-install a half-release, roll back a stuck change) or reports drift. With dryRun it lists what it would do. The same as the MCP tool reconcile_agents.',
+  })
+  @ApiBody({ type: ReconcileRequestDto })
+  @ApiResponse({ status: 200, description: 'What was found per agent and what was (or would be) done', type: ReconcileResultDto })
+  reconcile(@Body() body: unknown): Promise<ReconcileResultDto> {
+    return this.reconciler.reconcile(parseInput(ReconcileRequestDto, body ?? {}));
+  }
+
+  @Post('agents/adopt')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'adoptAgent',
+    summary: 'Take a release of the agent chart the store does not know into the store',
+    description: "Records the release as an agent with its helm history as revisions (e.g. after the store was lost). `agent-manager store rebuild` adopts every such release. The same as the MCP tool adopt_agent.",
+  })
+  @ApiBody({ type: AdoptAgentDto })
+  @ApiResponse({ status: 200, description: 'The adopted agent and the revisions taken in', type: AdoptResultDto })
+  adopt(@Body() body: unknown): Promise<AdoptResultDto> {
+    return this.reconciler.adopt(parseInput(AdoptAgentDto, body ?? {}));
+  }
+}

@@ -1,0 +1,274 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { AppConfig, AppError, OperationContexts } from '@app/common';
+import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
+import { KubeClient } from '@app/kube';
+import { AgentLeaseRepository, recoveryOwner } from '../agent-lease.repository.js';
+import { AgentWrites } from '../agent-writes.service.js';
+import { chartValuesOf, type AgentRecord } from '../agents.records.js';
+import { AgentsRepository, type AppliedChange } from '../agents.repository.js';
+import type { AgentDto } from '../agents.responses.js';
+import type { AgentSpec, ChartValues, OperationKind } from '../agents.types.js';
+import { agentView } from '../agents.views.js';
+import { OperationRecovery } from '../operation-recovery.service.js';
+import { decideReconcile, type ReconcileAction, type ReleaseSide } from '../recovery-decision.js';
+
+/** The chart's own name (charts/agent/Chart.yaml): releases of it are agents. */
+export const AGENT_CHART_NAME = 'agent';
+
+export interface ReconcileItem {
+  namespace: string;
+  name: string;
+  /** What the decision table chose, with why for a report. */
+  action: ReconcileAction['action'];
+  finding?: string;
+  detail: string;
+  /** Set when the action was carried out (never on a dry run or a report). */
+  done: boolean;
+  /** Set when the agent was skipped (a write holds it) or the action failed. */
+  error?: string;
+}
+
+export interface AdoptResult {
+  dryRun: boolean;
+  agent: AgentDto | null;
+  /** The helm revisions taken in as agent-manager revisions, oldest first. */
+  revisions: { revision: number; helmRevision: number; status: string }[];
+}
+
+/**
+ * Brings store, helm release and live Agent back into agreement (recovery-decision.ts's
+ * decideReconcile), on every recovery sweep and on demand; and adopts releases of the agent
+ * chart the store does not know. Every action is journaled as `reconciler@<replica>`.
+ */
+@Injectable()
+export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(Reconciler.name);
+  private startup?: Promise<void>;
+  private closed = false;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly repository: AgentsRepository,
+    private readonly leases: AgentLeaseRepository,
+    private readonly helm: HelmClient,
+    private readonly releases: HelmReleases,
+    private readonly kube: KubeClient,
+    private readonly recovery: OperationRecovery,
+    private readonly writes: AgentWrites,
+  ) {}
+
+  get actor(): string {
+    return `reconciler@${this.config.REPLICA_ID}`;
+  }
+
+  onApplicationBootstrap(): void {
+    this.recovery.afterSweep(() => this.sweepPass());
+    setImmediate(() => {
+      if (!this.closed) this.startup = this.warnAboutLostStore();
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    await this.startup;
+  }
+
+  /** One agent, or every agent the store knows and every release of the agent chart; dryRun lists what it would do. */
+  async reconcile(target: { namespace?: string; name?: string; dryRun?: boolean }): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
+    const dryRun = target.dryRun ?? false;
+    if (target.name && !target.namespace) throw new AppError('invalid_request', 'name needs a namespace: pass both, or neither to reconcile every agent', [{ path: 'namespace', message: 'required with name' }]);
+    if (!dryRun) await this.recovery.resolvePending();
+    return this.pass(target.namespace, target.name, dryRun);
+  }
+
+  private async pass(namespace: string | undefined, name: string | undefined, dryRun: boolean): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
+    const target = { namespace, name };
+    const refs = target.namespace && target.name ? [{ namespace: target.namespace, name: target.name }] : await this.names(target.namespace);
+    const items: ReconcileItem[] = [];
+    for (const ref of refs) items.push(await this.one(ref, dryRun));
+    return { dryRun, items };
+  }
+
+  /** Takes a release of the agent chart the store does not know into the store, its helm history as revisions. */
+  async adopt(ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
+    const { namespace, name } = ref;
+    if (await this.repository.findActive(namespace, name)) {
+      throw new AppError('conflict', `agent ${namespace}/${name} is already in the store: nothing to adopt (reconcile_agents compares it with its release)`);
+    }
+    const release = await this.helm.status(ref);
+    if (!release) throw new AppError('not_found', `helm has no release ${namespace}/${name} to adopt: list the cluster's releases with helm list --all-namespaces`);
+    // `helm status` does not name the chart; `helm list` does.
+    const ofChart = listed ?? (await this.releases.ofChart(AGENT_CHART_NAME)).find((r) => r.namespace === namespace && r.name === name);
+    if (!ofChart) {
+      throw new AppError('invalid_request', `release ${namespace}/${name} is not of the agent chart (${AGENT_CHART_NAME}): agent-manager adopts only releases of its agent chart`);
+    }
+    if (release.status !== 'deployed') {
+      throw new AppError('conflict', `release ${namespace}/${name} is ${release.status}: reconcile it first (POST /api/v1/reconcile), then adopt it once it is deployed`);
+    }
+    const history = (await this.releases.revisions(ref)).filter((r) => r.status === 'deployed' || r.status === 'superseded');
+    const revisions = history.map((r, at) => ({ revision: at + 1, helmRevision: r.revision, status: r.status }));
+    if (ref.dryRun) return { dryRun: true, agent: null, revisions };
+    const actor = OperationContexts.current().actor;
+    const chart = { ref: this.config.chartRef, version: ofChart.chart.slice(AGENT_CHART_NAME.length + 1) };
+    const agent = await this.writes.exclusive(namespace, name, async () => undefined, async (operationId) => {
+      const changes: AppliedChange[] = history.map((r, at) => change(chartValuesOf(r.values), r.revision, at === 0 ? 'create' : 'update', actor, operationId));
+      await this.journal(operationId, 'create', ref, actor, { adopt: true, helmRevisions: revisions.map((r) => r.helmRevision) }, changes[changes.length - 1]);
+      return this.repository.recordAdoption(namespace, name, chart, changes, operationId);
+    });
+    this.logger.log(`adopted ${namespace}/${name} with ${revisions.length} revision(s) from helm`);
+    return { dryRun: false, agent: agentView(agent, await this.repository.lastOperation(namespace, name, agent.id)), revisions };
+  }
+
+  /** Adopts every release of the agent chart the store does not know: `agent-manager store rebuild`. */
+  async rebuild(): Promise<{ adopted: string[]; skipped: { release: string; why: string }[] }> {
+    const adopted: string[] = [];
+    const skipped: { release: string; why: string }[] = [];
+    for (const release of await this.releases.ofChart(AGENT_CHART_NAME)) {
+      const key = `${release.namespace}/${release.name}`;
+      if (await this.repository.findActive(release.namespace, release.name)) continue;
+      try {
+        await this.adopt(release, release);
+        adopted.push(key);
+      } catch (error) {
+        skipped.push({ release: key, why: (error as Error).message });
+      }
+    }
+    return { adopted, skipped };
+  }
+
+  private async names(namespace?: string): Promise<ReleaseRef[]> {
+    const known = new Map<string, ReleaseRef>();
+    for (const ref of await this.repository.activeNames()) known.set(`${ref.namespace}/${ref.name}`, ref);
+    for (const r of await this.releases.ofChart(AGENT_CHART_NAME)) known.set(`${r.namespace}/${r.name}`, { namespace: r.namespace, name: r.name });
+    return [...known.values()].filter((ref) => namespace === undefined || ref.namespace === namespace).sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+  }
+
+  /** Decides and acts on one agent under the recovery lease: a live write holding it is left alone. */
+  private async one(ref: ReleaseRef, dryRun: boolean): Promise<ReconcileItem> {
+    const key = `${ref.namespace}/${ref.name}`;
+    const owner = recoveryOwner(this.config.REPLICA_ID);
+    const leaseId = randomUUID();
+    const ttl = this.config.LEASE_TTL_SECONDS * 1000;
+    if (!dryRun) {
+      const lease = await this.leases.acquire(key, owner, leaseId, ttl);
+      if (!lease.acquired) return { ...ref, action: 'none', detail: `a write holds the agent (operation ${lease.holder.operationId}): reconciled after it`, done: false, error: 'busy' };
+    }
+    const stop = dryRun ? () => undefined : this.leases.keepAlive(key, owner, leaseId, ttl, (message) => this.logger.warn(message));
+    try {
+      const { action, agent, intent } = await this.decide(ref);
+      const item: ReconcileItem = { ...ref, action: action.action, detail: describe(action), done: false, ...(action.action === 'report' ? { finding: action.finding } : {}) };
+      if (dryRun || action.action === 'none' || action.action === 'report') return item;
+      await this.act(ref, action, agent, intent);
+      this.logger.warn(`reconciled ${key}: ${item.detail}`);
+      return { ...item, done: true };
+    } catch (error) {
+      return { ...ref, action: 'none', detail: 'reading or acting on the agent failed', done: false, error: (error as Error).message };
+    } finally {
+      stop();
+      if (!dryRun) await this.leases.release(key, owner, leaseId).catch(() => undefined);
+    }
+  }
+
+  private async decide(ref: ReleaseRef) {
+    const agent = await this.repository.findActive(ref.namespace, ref.name);
+    const createOp = agent ? null : await this.repository.unrecordedCreate(ref.namespace, ref.name);
+    const intent = createOp?.intent ? { ...createOp.intent, operationId: createOp.id, state: createOp.state } : null;
+    const info = await this.helm.status(ref);
+    const lastDeployed = info?.status.startsWith('pending') ? await this.releases.lastDeployed(ref) : (info?.revision ?? null);
+    const release: ReleaseSide | null = info && { status: info.status, revision: info.revision, values: info.values, lastDeployed };
+    const live = (await this.kube.getAgent(ref.namespace, ref.name)) !== null;
+    const action = decideReconcile({ agent: agent && { helmRevision: agent.helmRevision, values: agent.values }, createIntent: intent?.values ?? null }, release, live);
+    return { action, agent, intent };
+  }
+
+  private async act(ref: ReleaseRef, action: ReconcileAction, agent: AgentRecord | null, intent: { spec: AgentSpec; values: ChartValues; operationId: string; state: string } | null) {
+    const operationId = randomUUID();
+    const chart = { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION };
+    const request = { reconcile: action.action, ...(intent ? { recovers: intent.operationId } : {}) };
+    if (action.action === 'record-create' && intent) {
+      const info = await this.helm.status(ref);
+      await this.journal(operationId, 'create', ref, this.actor, request, { spec: intent.spec, values: intent.values });
+      await this.repository.recordCreate(ref.namespace, ref.name, chart, { ...change(intent.values, info?.revision ?? 1, 'create', this.actor, operationId), spec: intent.spec });
+    } else if (action.action === 'uninstall') {
+      await this.journal(operationId, 'delete', ref, this.actor, request);
+      await this.helm.uninstall(ref);
+      await this.repository.succeedOperation(operationId);
+    } else if (action.action === 'reinstall') {
+      const source = action.from === 'record' && agent ? { spec: agent.spec, values: agent.values } : intent!;
+      await this.journal(operationId, action.from === 'record' ? 'update' : 'create', ref, this.actor, request, source, agent?.id);
+      await this.helm.uninstall(ref);
+      const installed = await this.helm.install(ref, chart, source.values);
+      const applied = { ...change(chartValuesOf(installed.values), installed.revision, action.from === 'record' ? 'update' : 'create', this.actor, operationId), spec: source.spec };
+      if (agent) await this.repository.recordChange(agent, applied);
+      else await this.repository.recordCreate(ref.namespace, ref.name, chart, applied);
+    } else if (action.action === 'rollback' && agent) {
+      await this.journal(operationId, 'rollback', ref, this.actor, request, { spec: agent.spec, values: agent.values }, agent.id);
+      const stuck = await this.repository.pendingOperations(ref);
+      await this.helm.rollback(ref, action.to);
+      const info = await this.helm.status(ref);
+      await this.recovery.supersede(stuck, operationId);
+      await this.repository.recordChange(agent, { ...change(chartValuesOf(info?.values ?? {}), info?.revision ?? null, 'rollback', this.actor, operationId), spec: agent.spec });
+    } else if (action.action === 'rollback') {
+      await this.journal(operationId, 'rollback', ref, this.actor, request);
+      await this.helm.rollback(ref, action.to);
+      await this.repository.succeedOperation(operationId);
+    }
+    if (intent?.state === 'pending') await this.recovery.supersede([(await this.repository.operation(intent.operationId))!], operationId);
+  }
+
+  private journal(id: string, kind: OperationKind, ref: ReleaseRef, actor: string, request: unknown, intent?: { spec: AgentSpec; values: ChartValues }, agentId?: string) {
+    return this.repository.startOperation({ id, kind, ...ref, agentId, request, actor, owner: this.config.REPLICA_ID, intent, baseHelmRevision: null });
+  }
+
+  /** Run by the recovery sweep: a full pass, quiet when there is no cluster to compare with. */
+  private async sweepPass(): Promise<void> {
+    try {
+      await this.pass(undefined, undefined, false);
+    } catch (error) {
+      this.logger.debug(`reconcile pass skipped: ${(error as Error).message}`);
+    }
+  }
+
+  /** At start: an empty store facing releases of the agent chart was probably lost; say so and how to adopt. */
+  private async warnAboutLostStore(): Promise<void> {
+    try {
+      if ((await this.repository.countAgents()) > 0) return;
+      const found = await this.releases.ofChart(AGENT_CHART_NAME);
+      if (found.length === 0) return;
+      const names = found.slice(0, 5).map((r) => `${r.namespace}/${r.name}`).join(', ');
+      this.logger.warn(
+        `the store holds no agents, but the cluster has ${found.length} release(s) of the agent chart (${names}${found.length > 5 ? ', …' : ''}): ` +
+          'if the store was lost, run `agent-manager store rebuild` to adopt them all, or adopt one with POST /api/v1/agents/adopt (adopt_agent)',
+      );
+    } catch (error) {
+      this.logger.debug(`could not compare the store with the cluster's releases: ${(error as Error).message}`);
+    }
+  }
+}
+
+function change(values: ChartValues, helmRevision: number | null, kind: 'create' | 'update' | 'rollback', actor: string, operationId: string): AppliedChange {
+  return { spec: specOf(values), values, helmRevision, kind, actor, operationId };
+}
+
+/** The declared fields behind chart values agent-manager wrote: empty optional fields were not declared. */
+export function specOf(values: ChartValues): AgentSpec {
+  const spec: AgentSpec = { modelConfig: values.modelConfig, toolset: [...(values.toolset ?? [])] };
+  if (values.description) spec.description = values.description;
+  if (values.displayName) spec.displayName = values.displayName;
+  if (values.systemMessage) spec.systemMessage = values.systemMessage;
+  if (values.labels && Object.keys(values.labels).length > 0) spec.labels = { ...values.labels };
+  if (values.annotations && Object.keys(values.annotations).length > 0) spec.annotations = { ...values.annotations };
+  return spec;
+}
+
+function describe(action: ReconcileAction): string {
+  switch (action.action) {
+    case 'none': return 'store, helm release and Agent agree';
+    case 'record-create': return 'helm deployed a create the store did not record: record it (recovered)';
+    case 'uninstall': return `uninstall the half-release: ${action.why}`;
+    case 'reinstall': return `helm left the install pending: install it again from the ${action.from === 'record' ? "agent's record" : "create's intent"}`;
+    case 'rollback': return `helm left a change pending: roll back to revision ${action.to}, the last deployed`;
+    case 'report': return action.why;
+  }
+}

@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Reconciler } from '@app/agents';
+import { TestCluster } from '../support/cluster.js';
+import { call, startTestApp, type TestApp } from '../support/test-app.js';
+
+jest.setTimeout(240_000);
+
+/**
+ * The SQLite file removed while the service runs (issue 11, Why #4): readiness and writes say so,
+ * and after a restart on an empty store, store rebuild takes every agent back with its history.
+ */
+describe('store lost while running, rebuilt from the cluster', () => {
+  let cluster: TestCluster;
+  let dir: string;
+  let ns: string;
+  let t: TestApp | undefined;
+  const name = 'rebuilt-agent';
+  const create = { name, modelConfig: 'default-model-config', toolset: ['preset:read-only'], labels: { team: 'sre' } };
+
+  beforeAll(async () => {
+    cluster = TestCluster.fromEnv();
+    dir = mkdtempSync(join(tmpdir(), 'store-rebuild-'));
+    ns = await cluster.freshNamespace('rebuild');
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers /readyz 503 and refuses writes with 503 once the SQLite file was removed', async () => {
+    const file = join(dir, 'first.db');
+    t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', DATABASE_URL: `file:${file}` });
+    expect((await call(t.url, 'POST', '/api/v1/agents', { ...create, namespace: ns })).status).toBe(201);
+    expect((await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${name}`, { toolset: ['preset:none'] })).status).toBe(200);
+    expect((await call(t.url, 'GET', '/readyz')).status).toBe(200);
+
+    rmSync(file);
+    const ready = await call(t.url, 'GET', '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body.reason).toContain('was removed');
+    const write = await call(t.url, 'POST', '/api/v1/agents', { ...create, name: 'after-loss', namespace: ns });
+    expect(write.status).toBe(503);
+    expect(write.body.error.code).toBe('unavailable');
+    await t.close();
+    t = undefined;
+  });
+
+  it('lists the unknown release for adoption, then store rebuild restores the agent with its two revisions', async () => {
+    t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', DATABASE_URL: `file:${join(dir, 'second.db')}` });
+    expect((await call(t.url, 'GET', `/api/v1/agents/${ns}/${name}`)).status).toBe(404);
+
+    const dry = await call(t.url, 'POST', '/api/v1/reconcile', { namespace: ns, dryRun: true });
+    expect(dry.body).toMatchObject({ dryRun: true });
+    expect(dry.body.items).toEqual([expect.objectContaining({ namespace: ns, name, action: 'report', finding: 'unmanaged', done: false })]);
+
+    const { adopted, skipped } = await t.app.get(Reconciler).rebuild();
+    expect(skipped).toEqual([]);
+    expect(adopted).toContain(`${ns}/${name}`);
+
+    const agent = await call(t.url, 'GET', `/api/v1/agents/${ns}/${name}`);
+    expect(agent.status).toBe(200);
+    expect(agent.body).toMatchObject({ revision: 2, helmRevision: 2, toolset: ['preset:none'], spec: { labels: { team: 'sre' } } });
+    const revisions = await call(t.url, 'GET', `/api/v1/agents/${ns}/${name}/revisions`);
+    expect(revisions.body.items.map((r: { revision: number; helmRevision: number; spec: { toolset: string[] } }) => [r.revision, r.helmRevision, r.spec.toolset])).toEqual([
+      [1, 1, ['preset:read-only']],
+      [2, 2, ['preset:none']],
+    ]);
+
+    const again = await call(t.url, 'POST', '/api/v1/reconcile', { namespace: ns, name });
+    expect(again.body.items).toEqual([expect.objectContaining({ action: 'none' })]);
+    const update = await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${name}`, { toolset: ['preset:read-only'] });
+    expect(update.status).toBe(200);
+    expect(update.body.agent).toMatchObject({ revision: 3, helmRevision: 3 });
+  });
+});
