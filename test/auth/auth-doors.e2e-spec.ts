@@ -26,11 +26,11 @@ async function mcpPost(token: string | undefined, body: unknown = INITIALIZE) {
   });
 }
 
-async function forged(claims: Record<string, unknown>, header: Record<string, unknown> = {}, key?: CryptoKey): Promise<string> {
+async function forged(claims: Record<string, unknown>, header: Record<string, unknown> = {}, key?: Parameters<SignJWT['sign']>[0]): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ sub: 'ci', iss: issuer.url, aud: AUDIENCE, iat: now, exp: now + 300, groups: ['team-payments'], ...claims })
     .setProtectedHeader({ alg: 'ES256', kid: issuer.key.kid, ...header })
-    .sign(key ?? ((await importJWK(issuer.key, 'ES256')) as CryptoKey));
+    .sign(key ?? (await importJWK(issuer.key, 'ES256')));
 }
 
 beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Logger, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ClusterState } from '@app/kube';
@@ -9,6 +9,7 @@ import { Store } from '@app/store';
 @Controller()
 export class HealthController {
   private draining = false;
+  private readonly logger = new Logger('Health');
 
   constructor(
     private readonly store: Store,
@@ -39,7 +40,9 @@ export class HealthController {
       await this.store.client.$queryRawUnsafe('SELECT 1');
       res.status(200).json({ status: 'ready', store: this.store.provider, cluster });
     } catch (error) {
-      res.status(503).json({ status: 'not ready', reason: `store unreachable: ${(error as Error).message}`, cluster });
+      // The driver's message names the store's host and port: the log has it, the probe does not.
+      this.logger.warn(`readiness: store unreachable: ${(error as Error).message}`);
+      res.status(503).json({ status: 'not ready', reason: `store unreachable (${this.store.provider}); the service log has the driver's message`, cluster });
     }
   }
 }
