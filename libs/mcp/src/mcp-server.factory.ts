@@ -32,7 +32,7 @@ export class McpServerFactory {
    */
   async create(selection: ToolsetSelection, door: McpDoor, principal: Principal): Promise<Server> {
     const registry = this.registry;
-    const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.authorizer.isAllowed(principal, spec.name));
+    const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.permits(principal, spec.name));
     const { Server, types } = await loadMcpSdk();
     const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types;
     const SEVERITY = types.LoggingLevelSchema.options;
@@ -65,7 +65,7 @@ export class McpServerFactory {
       const spec = registry.find(name, toolsets);
       const permitted = allowed(registry.specsFor(toolsets));
       if (!spec) return errorResult(this.noSuchTool(name, permitted, door));
-      if (!this.authorizer.isAllowed(principal, name)) {
+      if (!this.permits(principal, name)) {
         this.logger.log(`${describePrincipal(principal)}: ${toolNotAllowed(name, [])}`);
         return textError(toolNotAllowed(name, permitted.map((s) => s.name)));
       }
@@ -93,6 +93,16 @@ export class McpServerFactory {
       }
     });
     return server;
+  }
+
+  /**
+   * Layer 2 for one tool. A tool added at run time after the policy was read (not among its
+   * operations, so no role can name it) is served to admins only (granted `*` in `*`): fail closed.
+   */
+  private permits(principal: Principal, name: string): boolean {
+    const known = this.authorizer.operations;
+    if (known.includes(name)) return this.authorizer.isAllowed(principal, name);
+    return known.every((operation) => this.authorizer.namespacesFor(principal, operation).all);
   }
 
   private noSuchTool(name: string, specs: ToolSpec[], door: McpDoor): ErrorBody {
