@@ -91,7 +91,7 @@ describe('the OpenAPI contract', () => {
         }
       }
     }
-    expect(new Set(seen)).toEqual(new Set(['400', '404', '409', '412', '502', '503']));
+    expect(new Set(seen)).toEqual(new Set(['400', '401', '403', '404', '409', '412', '502', '503']));
   });
 
   it('offers dry runs without requestId as request examples, and the create one, sent unchanged, writes nothing', async () => {

@@ -107,6 +107,8 @@ describe('MCP over Streamable HTTP', () => {
         expect.objectContaining({ name: 'meta', default: true, always: true, active: true }),
         expect.objectContaining({ name: 'agents', default: true, always: false, active: true }),
         expect.objectContaining({ name: 'revisions', default: false, always: false, active: false }),
+        expect.objectContaining({ name: 'audit', default: false, always: false, active: false }),
+        expect.objectContaining({ name: 'admin', default: false, always: false, active: false }),
       ]);
     });
 

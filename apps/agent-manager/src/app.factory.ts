@@ -9,6 +9,7 @@ import { setupMcp } from '@app/mcp';
 import { AppModule } from './app.module.js';
 import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
+import { hardenHttp, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
 import { buildOpenApi } from './openapi.js';
 import { StderrLogger } from './stderr.logger.js';
 
@@ -52,8 +53,11 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   });
   // The one ETag is the agent's version (SPEC): no automatic weak ETags a client could send back in If-Match.
   app.set('etag', false);
-  app.useBodyParser('json', { limit: '1mb' });
-  app.useGlobalFilters(new ErrorFilter());
+  hardenHttp(app, config);
+  serveProtectedResourceMetadata(app, config);
+  await requireMcpBearer(app, config);
+  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES });
+  app.useGlobalFilters(new ErrorFilter(config));
   SwaggerModule.setup('docs', app, () => openApiDocument(app), { jsonDocumentUrl: OPENAPI_PATH, raw: ['json'] });
   setupMcp(app);
   return app;

@@ -1,10 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { AgentsModule } from '@app/agents';
+import { AgentsModule, AgentsTools, ReconcileDoor } from '@app/agents';
+import { AuthModule } from '@app/auth';
 import { AppConfig } from '@app/common';
 import { KubeModule } from '@app/kube';
-import { McpModule } from '@app/mcp';
+import { McpModule, McpRegistry } from '@app/mcp';
 import { StoreModule } from '@app/store';
 import { HealthController } from './health.controller.js';
+
+/** What AUTHZ_POLICY_FILE may name: every MCP tool (the agents' and the transport's own) and every REST-only operation. */
+export const OPERATIONS: readonly string[] = [...AgentsTools.operations, ...ReconcileDoor.operations, ...McpRegistry.ownTools];
 
 @Module({})
 export class AppModule {
@@ -12,7 +16,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [StoreModule, KubeModule, AgentsModule, McpModule],
+      imports: [StoreModule, KubeModule, AuthModule.forRoot({ operations: OPERATIONS }), AgentsModule, McpModule],
       controllers: [HealthController],
       providers: [{ provide: AppConfig, useValue: config }],
       exports: [AppConfig],

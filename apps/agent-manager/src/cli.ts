@@ -49,8 +49,10 @@ async function mcp(args: string[]): Promise<void> {
   const query = toolsetsOption(args);
   // Built as for HTTP (the same modules, tools and schemas), initialised, never listening.
   const settings = config();
-  const app = await createApp(settings, { logger: 'stderr' });
+  let app;
   try {
+    // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read while the app is built.
+    app = await createApp(settings, { logger: 'stderr' });
     await app.init();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AppError, mapError, type ErrorCode } from '@app/common';
+import { AppError, mapError, type AppConfig, type ErrorCode } from '@app/common';
 import { refuse } from '@app/mcp';
+import { restChallenge } from './http-hardening.js';
 
 const HTTP_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 412: 'precondition_failed' };
 
@@ -9,6 +10,8 @@ const HTTP_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 401: 'un
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
+
+  constructor(private readonly config: AppConfig) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
@@ -18,12 +21,25 @@ export class ErrorFilter implements ExceptionFilter {
       refuse(res, 400, `Parse error: the body is not a JSON object or array (${(exception as Error).message})`, -32700);
       return;
     }
-    const mapped = mapError(fromFramework(exception));
+    if (isTooLarge(exception)) {
+      const message = `the request body is larger than ${this.config.BODY_LIMIT_BYTES} bytes (BODY_LIMIT_BYTES): send less, e.g. a shorter systemMessage`;
+      res.status(413).json(AppError.invalid([{ path: 'body', message }]).toBody());
+      return;
+    }
+    const failure = fromFramework(exception);
+    const mapped = mapError(failure);
     if (mapped.unexpected) {
       this.logger.error(`errorId=${mapped.body.error.errorId} ${(mapped.unexpected as Error)?.stack ?? String(mapped.unexpected)}`);
     }
+    if (failure instanceof AppError && failure.code === 'unauthenticated') res.setHeader('WWW-Authenticate', restChallenge(this.config, failure));
     res.status(mapped.status).json(mapped.body);
   }
+}
+
+/** body-parser's refusal of a body over BODY_LIMIT_BYTES. */
+function isTooLarge(exception: unknown): boolean {
+  if (exception instanceof HttpException) return exception.getStatus() === 413;
+  return (exception as { type?: string; status?: number } | null)?.type === 'entity.too.large';
 }
 
 /** body-parser's refusal of malformed JSON, as Nest hands it to filters. */

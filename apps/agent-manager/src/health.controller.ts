@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Logger, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ClusterState } from '@app/kube';
@@ -9,6 +9,7 @@ import { Store } from '@app/store';
 @Controller()
 export class HealthController {
   private draining = false;
+  private readonly logger = new Logger('Health');
 
   constructor(
     private readonly store: Store,
@@ -36,7 +37,12 @@ export class HealthController {
     // so a missing or unreachable cluster is reported here, not made a reason to stop routing.
     const cluster = this.cluster.current();
     const health = await this.store.check();
-    if (health.ok) res.status(200).json({ status: 'ready', store: this.store.provider, cluster });
-    else res.status(503).json({ status: 'not ready', reason: health.reason, cluster });
+    if (health.ok) {
+      res.status(200).json({ status: 'ready', store: this.store.provider, cluster });
+      return;
+    }
+    // The driver's message may name the store's host and port: the log has it, the probe does not.
+    this.logger.warn(`readiness: the store is not usable: ${health.reason}`);
+    res.status(503).json({ status: 'not ready', reason: `the store is not usable (${this.store.provider}); the service log says why`, cluster });
   }
 }

@@ -13,7 +13,17 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const app = await createApp(config);
+  let app;
+  try {
+    app = await createApp(config);
+  } catch (error) {
+    // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read and validated while the app is built.
+    if (error instanceof ConfigError) {
+      console.error(`agent-manager: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
   drainOnShutdown(app, config);
   await app.listen(config.PORT, config.HOST);
   new Logger('agent-manager').log(`listening on http://${config.HOST}:${config.PORT} (Swagger UI at /docs, store ${config.storeProvider})`);

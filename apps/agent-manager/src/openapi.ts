@@ -10,8 +10,57 @@ export function buildOpenApi(app: INestApplication, version: string): OpenAPIObj
     .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
     .addServer('/', 'This agent-manager (paths are relative to where the document is served)')
     .addTag('agents', 'kagent agents as helm releases of the Generic agent chart: create, read, update, validate, roll back, delete')
+    .addTag('audit', 'The journal of writes and refusals: who, how, which door, what, the outcome')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'An access token from the OIDC issuer (OIDC_ISSUER_URL, audience OIDC_AUDIENCE) or an API token an admin issued (API_TOKENS_FILE). Not needed when authentication is off.',
+      },
+      BEARER,
+    )
     .build();
-  return sortKeys(SwaggerModule.createDocument(app, config, { operationIdFactory: (_c, method) => method })) as OpenAPIObject;
+  return sortKeys(secured(SwaggerModule.createDocument(app, config, { operationIdFactory: (_c, method) => method }))) as OpenAPIObject;
+}
+
+const BEARER = 'bearer';
+const UNAUTHENTICATED = {
+  error: {
+    code: 'unauthenticated',
+    message: 'authentication is required: send "Authorization: Bearer <token>" with an access token from https://dex.example.com or an API token an admin issued you',
+    details: [],
+  },
+};
+const FORBIDDEN = {
+  error: {
+    code: 'forbidden',
+    message:
+      'create_agent in namespace "payments" is not granted to token:ci-docs (groups: docs): an admin grants it in AUTHZ_POLICY_FILE with a binding of a role that names this operation to this subject or one of its groups',
+    details: [],
+  },
+};
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+
+/** Every operation (health is not in the document) needs the bearer token, and says what 401 and 403 mean. */
+function secured(document: OpenAPIObject): OpenAPIObject {
+  const error = { $ref: '#/components/schemas/ErrorResponseDto' };
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      operation.security = [{ [BEARER]: [] }];
+      operation.responses['401'] ??= {
+        description: 'unauthenticated: no token, or one that is expired, for another audience or issuer, or unknown; WWW-Authenticate names the protected-resource metadata',
+        content: { 'application/json': { schema: error, example: UNAUTHENTICATED } },
+      };
+      operation.responses['403'] ??= {
+        description: 'forbidden: the policy does not grant this operation in this namespace to this principal (or a Host/Origin outside MCP_ALLOWED_HOSTS)',
+        content: { 'application/json': { schema: error, example: FORBIDDEN } },
+      };
+    }
+  }
+  return document;
 }
 
 export function sortKeys(value: unknown): unknown {

@@ -19,14 +19,16 @@ import {
 } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Observable } from 'rxjs';
-import { AppError, OperationContexts, type ErrorBody } from '@app/common';
+import { catchError, Observable, throwError } from 'rxjs';
+import { Authenticator, Authorizer } from '@app/auth';
+import { AppError, OperationContexts, type ErrorBody, type OperationContext } from '@app/common';
 import {
   AGENT_NAME_SCHEMA,
   AgentRefDto,
   CreateAgentDto,
   DeleteAgentDto,
   ListAgentsQueryDto,
+  ListOperationsQueryDto,
   IDEMPOTENCY_KEY_PATTERN,
   NAMESPACE_SCHEMA,
   REQUEST_EXAMPLES,
@@ -44,6 +46,7 @@ import {
   CreateResultDto,
   DeleteResultDto,
   InfoDto,
+  OperationPageDto,
   RevisionListDto,
   RollbackResultDto,
   StatusDto,
@@ -51,7 +54,10 @@ import {
   ValidateResultDto,
 } from './agents.responses.js';
 import { isRecordableActor } from './actor.js';
+import { forCaller, isAdmin } from './audit/backend-errors.js';
+import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
+import { AgentAccess } from './audit/agent-access.js';
 import { errorExample, ErrorResponseDto } from './error-response.dto.js';
 import { ServiceInfoService } from './service-info.service.js';
 
@@ -154,18 +160,40 @@ function headers(req: Request): WriteHeaders {
   return { idempotencyKey: key, expectedVersion };
 }
 
-/** Every REST call runs in an operation context naming the caller (the X-Actor header, or "api"). */
+/**
+ * Every REST call runs in an operation context naming the caller: authenticated (Authorization:
+ * Bearer), then the principal's subject acts and X-Actor is only a note; with authentication off
+ * the X-Actor header (or "api") acts, as before. helm's own words reach admins only.
+ */
 @Injectable()
 export class RestContextInterceptor implements NestInterceptor {
+  constructor(
+    private readonly authenticator: Authenticator,
+    private readonly authorizer: Authorizer,
+  ) {}
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
-    const actor = actorOf(req) ?? 'api';
     const requestId = req.header('x-request-id');
-    return new Observable((subscriber) =>
-      OperationContexts.run({ door: 'rest', actor, requestId: requestId && /^[\x21-\x7e]{1,128}$/.test(requestId) ? requestId : undefined }, () =>
-        next.handle().subscribe(subscriber),
-      ),
-    );
+    return new Observable((subscriber) => {
+      this.context(req)
+        .then((operation) =>
+          OperationContexts.run({ ...operation, requestId: requestId && /^[\x21-\x7e]{1,128}$/.test(requestId) ? requestId : undefined }, () =>
+            next
+              .handle()
+              .pipe(catchError((error: unknown) => throwError(() => forCaller(error, isAdmin(this.authorizer, operation.principal)))))
+              .subscribe(subscriber),
+          ),
+        )
+        .catch((error: unknown) => subscriber.error(error));
+    });
+  }
+
+  private async context(req: Request): Promise<Omit<OperationContext, 'requestId'>> {
+    const principal = await this.authenticator.authenticate(req.header('authorization'));
+    const claimed = actorOf(req);
+    if (!this.authenticator.enabled) return { door: 'rest', actor: claimed ?? 'api', principal };
+    return { door: 'rest', actor: principal.subject, principal, note: claimed };
   }
 }
 
@@ -224,10 +252,16 @@ function etag(res: Response, agent: { version: number } | null | undefined): voi
 @Controller('api/v1')
 @UseInterceptors(RestContextInterceptor)
 export class AgentsController {
+  private readonly access: AgentAccess;
+
   constructor(
     private readonly agents: AgentsService,
     private readonly serviceInfo: ServiceInfoService,
-  ) {}
+    authorizer: Authorizer,
+    repository: AgentsRepository,
+  ) {
+    this.access = new AgentAccess(authorizer, repository);
+  }
 
   @Get('info')
   @ApiOperation({
@@ -237,8 +271,9 @@ export class AgentsController {
   })
   @ApiResponse({ status: 200, description: 'The service and what it offers', type: InfoDto })
   @(error(400, 'invalid_request: the X-Actor header cannot name anyone', EXAMPLES.invalidActor))
-  info(): Promise<InfoDto> {
-    return this.serviceInfo.info();
+  async info(): Promise<InfoDto> {
+    await this.access.authorize('get_info');
+    return this.serviceInfo.info({ paths: this.access.isAdmin() });
   }
 
   @Get('agents')
@@ -250,8 +285,10 @@ export class AgentsController {
   @errors(queryOf(ListAgentsQueryDto))
   @ApiResponse({ status: 200, description: 'One page of agents', type: AgentPageDto })
   @(error(400, 'invalid_request: a filter or the page size is wrong; details name it', EXAMPLES.invalidQuery))
-  list(@Query() query: Record<string, unknown>): Promise<AgentPageDto> {
-    return this.agents.list(parseInput(ListAgentsQueryDto, query ?? {}));
+  async list(@Query() query: Record<string, unknown>): Promise<AgentPageDto> {
+    const input = parseInput(ListAgentsQueryDto, query ?? {});
+    await this.access.authorize('list_agents', { namespace: input.namespace });
+    return this.agents.list(input, { namespaceLike: this.access.namespaceLike('list_agents') });
   }
 
   @Post('agents')
@@ -268,7 +305,9 @@ export class AgentsController {
   @errors(CREATE_ERRORS)
   async create(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreateResultDto> {
     bodyOnly(req);
-    const result = await this.agents.create(withWriteHeaders(parseInput(CreateAgentDto, body), { idempotencyKey: headers(req).idempotencyKey }));
+    const input = parseInput(CreateAgentDto, body);
+    await this.access.authorize('create_agent', input);
+    const result = await this.agents.create(withWriteHeaders(input, { idempotencyKey: headers(req).idempotencyKey }));
     res.status(result.dryRun ? 200 : 201);
     etag(res, result.agent);
     return result;
@@ -284,9 +323,11 @@ export class AgentsController {
   @ApiBody({ type: ValidateAgentDto, examples: { create: { summary: 'Would the incident-helper agent be accepted?', value: REQUEST_EXAMPLES.validate } } })
   @ApiResponse({ status: 200, description: 'The verdict, every violation and the manifests', type: ValidateResultDto })
   @(error(400, 'invalid_request: the request could not be read at all', EXAMPLES.invalid))
-  validate(@Body() body: unknown, @Req() req: Request): Promise<ValidateResultDto> {
+  async validate(@Body() body: unknown, @Req() req: Request): Promise<ValidateResultDto> {
     bodyOnly(req);
-    return this.agents.validate(readValidateCommand(body));
+    const command = readValidateCommand(body);
+    await this.access.authorizeValidate(command.input);
+    return this.agents.validate(command);
   }
 
   @Get('agents/:namespace/:name')
@@ -300,7 +341,9 @@ export class AgentsController {
   @ApiResponse({ status: 200, description: 'The agent (ETag: its version)', type: AgentDto })
   @errors(READ_ERRORS)
   async get(@Param() ref: Record<string, string>, @Res({ passthrough: true }) res: Response): Promise<AgentDto> {
-    const agent = await this.agents.get(parseInput(AgentRefDto, ref));
+    const input = parseInput(AgentRefDto, ref);
+    await this.access.authorize('get_agent', input);
+    const agent = await this.agents.get(input);
     etag(res, agent);
     return agent;
   }
@@ -319,7 +362,9 @@ export class AgentsController {
   @errors(WRITE_ERRORS)
   async update(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UpdateResultDto> {
     bodyOnly(req);
-    const result = await this.agents.update(parseInput(AgentRefDto, ref), withWriteHeaders(parseInput(UpdateAgentDto, body), headers(req)));
+    const target = parseInput(AgentRefDto, ref);
+    await this.access.authorize('update_agent', target);
+    const result = await this.agents.update(target, withWriteHeaders(parseInput(UpdateAgentDto, body), headers(req)));
     etag(res, result.agent);
     return result;
   }
@@ -336,9 +381,11 @@ export class AgentsController {
   @errors([...writeHeaders, ifMatch])
   @ApiResponse({ status: 200, description: 'What was removed (or would be)', type: DeleteResultDto })
   @errors(WRITE_ERRORS)
-  delete(@Param() ref: Record<string, string>, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<DeleteResultDto> {
+  async delete(@Param() ref: Record<string, string>, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<DeleteResultDto> {
     queryOnly(req);
-    return this.agents.delete(parseInput(AgentRefDto, ref), withWriteHeaders(parseInput(DeleteAgentDto, deleteInput(query)), headers(req)));
+    const target = parseInput(AgentRefDto, ref);
+    await this.access.authorize('delete_agent', target);
+    return this.agents.delete(target, withWriteHeaders(parseInput(DeleteAgentDto, deleteInput(query)), headers(req)));
   }
 
   @Get('agents/:namespace/:name/status')
@@ -351,8 +398,10 @@ export class AgentsController {
   @(agentPath[1])
   @ApiResponse({ status: 200, description: 'The verdict and why', type: StatusDto })
   @errors(READ_ERRORS)
-  status(@Param() ref: Record<string, string>): Promise<StatusDto> {
-    return this.agents.status(parseInput(AgentRefDto, ref));
+  async status(@Param() ref: Record<string, string>): Promise<StatusDto> {
+    const target = parseInput(AgentRefDto, ref);
+    await this.access.authorize('get_agent_status', target);
+    return this.agents.status(target);
   }
 
   @Get('agents/:namespace/:name/revisions')
@@ -365,8 +414,10 @@ export class AgentsController {
   @(agentPath[1])
   @ApiResponse({ status: 200, description: 'The revisions of the agent', type: RevisionListDto })
   @errors(READ_ERRORS)
-  revisions(@Param() ref: Record<string, string>): Promise<RevisionListDto> {
-    return this.agents.revisions(parseInput(AgentRefDto, ref));
+  async revisions(@Param() ref: Record<string, string>): Promise<RevisionListDto> {
+    const target = parseInput(AgentRefDto, ref);
+    await this.access.authorize('list_agent_revisions', target);
+    return this.agents.revisions(target);
   }
 
   @Post('agents/:namespace/:name/rollback')
@@ -384,9 +435,29 @@ export class AgentsController {
   @errors(WRITE_ERRORS)
   async rollback(@Param() ref: Record<string, string>, @Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<RollbackResultDto> {
     bodyOnly(req);
-    const result = await this.agents.rollback(parseInput(AgentRefDto, ref), withWriteHeaders(parseInput(RollbackAgentDto, body), headers(req)));
+    const target = parseInput(AgentRefDto, ref);
+    await this.access.authorize('rollback_agent', target);
+    const result = await this.agents.rollback(target, withWriteHeaders(parseInput(RollbackAgentDto, body), headers(req)));
     etag(res, result.agent);
     return result;
+  }
+
+  @Get('operations')
+  @ApiTags('audit')
+  @ApiOperation({
+    operationId: 'listOperations',
+    summary: 'The audit trail: every write and every refusal by authorization, newest first',
+    description:
+      'Who (subject, how authenticated, door, MCP client, request id), what, on which agent, the outcome; filtered by subject, namespace, name, operation, outcome and time, cursor-paginated. ' +
+      'Admin-only unless the policy grants list_operations. The same as the MCP tool list_operations.',
+  })
+  @errors(queryOf(ListOperationsQueryDto))
+  @ApiResponse({ status: 200, description: 'One page of the journal', type: OperationPageDto })
+  @(error(400, 'invalid_request: a filter or the page size is wrong; details name it', EXAMPLES.invalidQuery))
+  async operations(@Query() query: Record<string, unknown>): Promise<OperationPageDto> {
+    const input = parseInput(ListOperationsQueryDto, query ?? {});
+    await this.access.authorize('list_operations', { namespace: input.namespace });
+    return this.agents.operations(input, { namespacePatterns: this.access.namespacePatterns('list_operations') });
   }
 }
 

@@ -287,3 +287,65 @@ export const REQUEST_EXAMPLES = {
   validate: { name: 'incident-helper', namespace: 'agents', modelConfig: 'default-model-config', toolset: ['preset:read-only', 'workflow:incident-triage'] },
   rollback: { revision: 1, dryRun: true },
 } as const;
+
+const OUTCOME_VALUES = ['pending', 'succeeded', 'failed', 'refused'] as const;
+const OPERATION_NAME = /^[a-z][a-z_]{0,63}$/;
+
+/** The filters of the audit trail (GET /api/v1/operations, list_operations). */
+export class ListOperationsQueryDto {
+  @ApiPropertyOptional({ description: 'Only entries of this principal (token:<name>, an OIDC username, local:<user>, anonymous)', example: 'token:ci-platform', maxLength: 253 })
+  @Optional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  subject?: string;
+
+  @ApiPropertyOptional({ description: 'Only entries in this namespace', ...NAMESPACE_SCHEMA })
+  @Optional()
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('namespace', 63) })
+  namespace?: string;
+
+  @ApiPropertyOptional({ description: 'Only entries of this agent name', ...AGENT_NAME_SCHEMA })
+  @Optional()
+  @IsString()
+  @Matches(DNS1123_LABEL, { message: DNS1123_MESSAGE('name', 53) })
+  @MaxLength(53)
+  name?: string;
+
+  @ApiPropertyOptional({ description: 'Only this operation, named as the MCP tools are', example: 'create_agent', pattern: OPERATION_NAME.source })
+  @Optional()
+  @IsString()
+  @Matches(OPERATION_NAME, { message: 'operation must be an operation name as the MCP tools are named, e.g. create_agent' })
+  operation?: string;
+
+  @ApiPropertyOptional({ description: 'Only this outcome', enum: OUTCOME_VALUES })
+  @Optional()
+  @IsIn(OUTCOME_VALUES, { message: `outcome must be one of ${OUTCOME_VALUES.join(', ')}` })
+  outcome?: (typeof OUTCOME_VALUES)[number];
+
+  @ApiPropertyOptional({ description: 'Only entries started at or after this time (RFC 3339)', format: 'date-time', example: '2026-03-14T09:00:00Z' })
+  @Optional()
+  @IsString()
+  @Matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, { message: 'since must be an RFC 3339 time, e.g. 2026-03-14T09:00:00Z' })
+  since?: string;
+
+  @ApiPropertyOptional({ description: 'Only entries started before this time (RFC 3339)', format: 'date-time', example: '2026-03-15T09:00:00Z' })
+  @Optional()
+  @IsString()
+  @Matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, { message: 'until must be an RFC 3339 time, e.g. 2026-03-15T09:00:00Z' })
+  until?: string;
+
+  @ApiPropertyOptional({ description: 'Page size, 1 to 100', type: 'integer', default: 50, minimum: 1, maximum: 100 })
+  @Optional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number from 1 to 100' })
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
+  @Optional()
+  @IsString()
+  cursor?: string;
+}

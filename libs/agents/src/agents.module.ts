@@ -16,6 +16,7 @@ import { WritePipeline } from './writes/write-pipeline.js';
 import { ReconcileController } from './reconcile/reconcile.controller.js';
 import { Reconciler } from './reconcile/reconcile.service.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
+import { ReconcileDoor } from './reconcile/reconcile.access.js';
 
 const helmReleases = {
   provide: HelmReleases,
@@ -26,7 +27,7 @@ const helmReleases = {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [AgentsController, ReconcileController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, Reconciler, ReconcileTools],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, Reconciler, ReconcileDoor, ReconcileTools],
   exports: [AgentsService, ServiceInfoService, AgentWrites, Reconciler],
 })
 export class AgentsModule {}

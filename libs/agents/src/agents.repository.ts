@@ -13,6 +13,7 @@ import {
   type RevisionRecord,
 } from './agents.records.js';
 import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
+import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './audit/audit.records.js';
 
 export type { AgentWithLastOperation } from './agents.records.js';
 
@@ -36,6 +37,8 @@ export interface AgentListFilter {
   label?: string;
   /** Where the previous page ended: the page starts after this key (its agent may be gone). */
   after?: CursorKey;
+  /** Only namespaces matching one of these SQL LIKE operands (namespacePatternToSqlLike); all when absent, none when empty. */
+  namespaceLike?: string[];
   limit: number;
 }
 
@@ -130,6 +133,8 @@ export class AgentsRepository {
     owner: string;
     intent?: OperationIntent;
     baseHelmRevision?: number | null;
+    /** Who asked and how (principal, door, client, request id), for the audit trail. */
+    audit?: AuditEntry;
   }): Promise<OperationRecord> {
     return this.db.$transaction(async (tx) => {
       const row = await tx.operation.create({
@@ -145,6 +150,7 @@ export class AgentsRepository {
           owner: input.owner,
           intent: input.intent ? json(input.intent) : undefined,
           baseHelmRevision: input.baseHelmRevision ?? null,
+          ...(input.audit && auditColumns(input.audit)),
         },
       });
       // raw, so that the agent's updatedAt (Prisma's @updatedAt) keeps meaning "last change applied"
@@ -293,6 +299,37 @@ export class AgentsRepository {
     for (const agent of agents) lives.push({ agent: toAgentRecord(agent), revisions: await this.revisions(agent.id) });
     return lives;
   }
+
+  // --- audit ---
+
+  /** Journals a refusal by authorization (state "refused"): no agent is touched, no lease taken. */
+  async journalRefusal(entry: AuditEntry & { namespace: string; name: string; errorMessage: string }): Promise<void> {
+    await this.db.operation.create({
+      data: {
+        id: randomUUID(),
+        kind: entry.operation,
+        namespace: entry.namespace,
+        name: entry.name,
+        state: 'refused',
+        request: {},
+        actor: entry.actor,
+        errorCode: 'forbidden',
+        errorMessage: entry.errorMessage,
+        finishedAt: new Date(),
+        ...auditColumns(entry),
+      },
+    });
+  }
+
+  /** The journal, newest first, filtered in SQL and cursor-paginated on (startedAt, id). */
+  async operationsPage(filter: OperationFilter): Promise<{ items: AuditedOperation[]; more: boolean }> {
+    const rows = await this.db.operation.findMany({
+      where: operationWhere(filter),
+      orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+      take: filter.limit + 1,
+    });
+    return { items: rows.slice(0, filter.limit).map(toAuditedOperation), more: rows.length > filter.limit };
+  }
 }
 
 /** The agents as records with their last operations, read by key in one query. */
@@ -335,8 +372,15 @@ function pageConditions(filter: AgentListFilter, idColumn: '"id"' | '"agentId"')
   const after = filter.after;
   return [
     filter.namespace !== undefined ? Prisma.sql`"namespace" = ${filter.namespace}` : null,
+    filter.namespaceLike !== undefined ? namespaceLike(filter.namespaceLike) : null,
     after ? Prisma.sql`("namespace", "name", ${Prisma.raw(idColumn)}) > (${after.namespace}, ${after.name}, ${after.id})` : null,
   ].filter((c): c is Prisma.Sql => c !== null);
+}
+
+/** The policy's namespace patterns as LIKE operands; no pattern matches nothing. */
+function namespaceLike(patterns: string[]): Prisma.Sql {
+  if (patterns.length === 0) return Prisma.sql`1 = 0`;
+  return Prisma.sql`(${Prisma.join(patterns.map((p) => Prisma.sql`"namespace" LIKE ${p}`), ' OR ')})`;
 }
 
 function conditions(parts: (Prisma.Sql | null)[]): Prisma.Sql {

@@ -264,3 +264,28 @@ export class InfoDto {
   @ApiProperty({ type: [PresetDto] }) presets: PresetDto[];
   @ApiProperty({ type: ClusterInfoDto }) cluster: ClusterInfoDto;
 }
+
+/** One entry of the audit trail: a write or a refusal by authorization. */
+export class AuditedOperationDto {
+  @ApiProperty({ example: 'c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11' }) id: string;
+  @ApiProperty({ description: 'The operation, named as the MCP tools are', example: 'create_agent' }) operation: string;
+  @ApiProperty({ description: 'The target namespace ("*" for a refusal without one)', example: 'agents' }) namespace: string;
+  @ApiProperty({ description: 'The agent name ("" when the operation names none)', example: 'incident-helper' }) name: string;
+  @ApiProperty({ enum: ['pending', 'succeeded', 'failed', 'refused'], example: 'succeeded' }) outcome: string;
+  @ApiProperty({ description: 'Who acted: the verified subject when authentication is on', example: 'token:ci-platform' }) actor: string;
+  @ApiProperty({ nullable: true, type: String, description: 'The verified principal', example: 'token:ci-platform' }) subject: string | null;
+  @ApiProperty({ nullable: true, type: String, enum: ['oidc', 'token', 'local', 'anonymous'], example: 'token' }) authMethod: string | null;
+  @ApiProperty({ nullable: true, type: String, enum: ['rest', 'mcp-http', 'mcp-stdio', 'internal'], example: 'rest' }) door: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "The MCP client's name from initialize", example: null }) client: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '2b7d0c9e-4f11-4d8e-9a51-c5b1f0e27f43' }) requestId: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'X-Actor as sent, a free-text note beside the verified subject', example: 'release pipeline #812' }) actorNote: string | null;
+  @ApiProperty({ nullable: true, type: String, example: null }) errorCode: string | null;
+  @ApiProperty({ nullable: true, type: String, example: null }) errorMessage: string | null;
+  @ApiProperty({ format: 'date-time', example: '2026-03-14T09:26:53.000Z' }) startedAt: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, example: '2026-03-14T09:26:58.000Z' }) finishedAt: string | null;
+}
+
+export class OperationPageDto {
+  @ApiProperty({ type: [AuditedOperationDto] }) items: AuditedOperationDto[];
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as cursor for the next (older) page; null on the last page', example: null }) nextCursor: string | null;
+}

@@ -5,7 +5,7 @@ import { KubeClient, type LiveAgent } from '@app/kube';
 import { toolsetWarnings } from '@app/toolset';
 import { parseAllDocuments } from 'yaml';
 import type { ValidateCommand } from './agents.commands.js';
-import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, RollbackAgentDto, UpdateAgentDto } from './agents.dto.js';
+import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RollbackAgentDto, UpdateAgentDto } from './agents.dto.js';
 import type { AgentWithLastOperation } from './agents.records.js';
 import { AgentsRepository } from './agents.repository.js';
 import type {
@@ -13,6 +13,7 @@ import type {
   AgentPageDto,
   CreateResultDto,
   DeleteResultDto,
+  OperationPageDto,
   RevisionListDto,
   RollbackResultDto,
   StatusDto,
@@ -23,6 +24,7 @@ import { pickSpec, toChartValues, type AgentSpec } from './agents.types.js';
 import { agentView, problems, revisionView } from './agents.views.js';
 import { decodeCursor, encodeCursor } from './agents.paging.js';
 import { foldStatus } from './agent-status.js';
+import { decodeOperationCursor, encodeOperationCursor, operationView } from './audit/audit.records.js';
 import { createAgent } from './writes/create-agent.js';
 import { deleteAgent } from './writes/delete-agent.js';
 import { rollbackAgent } from './writes/rollback-agent.js';
@@ -43,10 +45,12 @@ export class AgentsService {
     private readonly pipeline: WritePipeline,
   ) {}
 
-  async list(input: ListAgentsQueryDto): Promise<AgentPageDto> {
+  /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
+  async list(input: ListAgentsQueryDto, scope: { namespaceLike?: string[] } = {}): Promise<AgentPageDto> {
     const status = input.status ?? 'active';
     const page = await this.repository.listPage({
       namespace: input.namespace,
+      namespaceLike: scope.namespaceLike,
       state: status === 'all' ? undefined : status,
       label: input.label,
       after: input.cursor ? decodeCursor(input.cursor) : undefined,
@@ -54,6 +58,24 @@ export class AgentsService {
     });
     const last = page.items.at(-1);
     return { items: page.items.map((agent) => agentView(agent, agent.lastOperation)), nextCursor: page.more && last ? encodeCursor(last) : null };
+  }
+
+  /** The audit trail, newest first; `scope.namespacePatterns`: the namespaces the caller may read it in. */
+  async operations(input: ListOperationsQueryDto, scope: { namespacePatterns?: string[] } = {}): Promise<OperationPageDto> {
+    const page = await this.repository.operationsPage({
+      subject: input.subject,
+      namespace: input.namespace,
+      name: input.name,
+      operation: input.operation,
+      outcome: input.outcome,
+      since: input.since ? new Date(input.since) : undefined,
+      until: input.until ? new Date(input.until) : undefined,
+      namespacePatterns: scope.namespacePatterns,
+      after: input.cursor ? decodeOperationCursor(input.cursor) : undefined,
+      limit: input.limit ?? 50,
+    });
+    const last = page.items.at(-1);
+    return { items: page.items.map(operationView), nextCursor: page.more && last ? encodeOperationCursor(last) : null };
   }
 
   async get({ namespace, name }: AgentRefDto): Promise<AgentDto> {

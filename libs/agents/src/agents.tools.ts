@@ -1,4 +1,5 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Authorizer } from '@app/auth';
 import { OperationContexts } from '@app/common';
 import { McpRegistry, type ToolHints, type ToolsetDeclaration, type ToolSpec } from '@app/mcp';
 import { recordableActor } from './actor.js';
@@ -8,6 +9,7 @@ import {
   CreateAgentDto,
   DeleteAgentDto,
   ListAgentsQueryDto,
+  ListOperationsQueryDto,
   RollbackAgentDto,
   UpdateAgentDto,
   ValidateAgentDto,
@@ -19,13 +21,17 @@ import {
   CreateResultDto,
   DeleteResultDto,
   InfoDto,
+  OperationPageDto,
   RevisionListDto,
   RollbackResultDto,
   StatusDto,
   UpdateResultDto,
   ValidateResultDto,
 } from './agents.responses.js';
+import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
+import { AGENT_OPERATIONS, AgentAccess } from './audit/agent-access.js';
+import { forCaller } from './audit/backend-errors.js';
 import { ErrorResponseDto } from './error-response.dto.js';
 import { CAPABILITIES, ServiceInfoService } from './service-info.service.js';
 
@@ -34,15 +40,30 @@ const READ_CLUSTER: ToolHints = { ...READ_STORE, openWorldHint: true };
 
 const WRITE_NOTE = 'With dryRun: true it answers as the write would and changes nothing.';
 
-/** Runs a tool with the MCP client's name made recordable by the journal's actor rule (the REST door refuses what X-Actor breaks it). */
-function recorded(spec: ToolSpec): ToolSpec {
+/**
+ * Runs a tool with the MCP client's name made recordable by the journal's actor rule (the REST
+ * door refuses what X-Actor breaks it); helm's own words reach admins only.
+ */
+function recorded(spec: ToolSpec, access: AgentAccess): ToolSpec {
   return {
     ...spec,
     run: (args, context) => {
       const current = OperationContexts.current();
-      return OperationContexts.run({ ...current, actor: recordableActor(current.actor) }, () => spec.run(args, context));
+      const client = current.client === undefined ? undefined : recordableActor(current.client);
+      return OperationContexts.run({ ...current, actor: recordableActor(current.actor), client }, async () => {
+        try {
+          return await spec.run(args, context);
+        } catch (error) {
+          throw forCaller(error, access.isAdmin());
+        }
+      });
     },
   };
+}
+
+/** The {namespace, name} a tool call names, for the policy and the journal, read before the arguments are. */
+function targetOf(args: Record<string, unknown>): { namespace?: string; name?: string } {
+  return { namespace: typeof args.namespace === 'string' ? args.namespace : undefined, name: typeof args.name === 'string' ? args.name : undefined };
 }
 
 /** The REST path's {namespace, name} and the body's command, from one argument object. */
@@ -75,6 +96,14 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
     default: false,
     always: false,
   },
+  {
+    name: 'audit',
+    title: 'Audit',
+    description: 'The journal of writes and refusals: who (subject, how authenticated, door, client), what, on which agent, the outcome. Opt-in: ?audit on /mcp; admin-only unless the policy grants list_operations.',
+    instructions: 'list_operations reads the journal newest first; filter by subject, namespace, agent, operation, outcome and time, and pass nextCursor for older entries.',
+    default: false,
+    always: false,
+  },
 ];
 
 /**
@@ -83,16 +112,25 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
  */
 @Injectable()
 export class AgentsTools implements OnModuleInit, OnModuleDestroy {
+  /** The tools' names (and the REST door's operations): what AUTHZ_POLICY_FILE may grant. */
+  static readonly operations: readonly string[] = AGENT_OPERATIONS;
+
+  private readonly access: AgentAccess;
+
   constructor(
     private readonly agents: AgentsService,
     private readonly serviceInfo: ServiceInfoService,
     private readonly registry: McpRegistry,
-  ) {}
+    authorizer: Authorizer,
+    repository: AgentsRepository,
+  ) {
+    this.access = new AgentAccess(authorizer, repository);
+  }
 
   onModuleInit(): void {
     this.registry.useErrorModel(ErrorResponseDto);
     for (const toolset of AGENT_TOOLSETS) this.registry.addToolset(toolset);
-    this.registry.addTools(this.list().map(recorded));
+    this.registry.addTools(this.list().map((spec) => recorded(spec, this.access)));
     CAPABILITIES.mcp = true;
   }
 
@@ -112,7 +150,10 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: READ_STORE,
         input: [],
         output: InfoDto,
-        run: () => this.serviceInfo.info(),
+        run: async () => {
+          await this.access.authorize('get_info');
+          return this.serviceInfo.info({ paths: this.access.isAdmin() });
+        },
       },
       {
         name: 'list_agents',
@@ -123,7 +164,11 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: READ_STORE,
         input: [ListAgentsQueryDto],
         output: AgentPageDto,
-        run: (args) => this.agents.list(parseInput(ListAgentsQueryDto, args)),
+        run: async (args) => {
+          const input = parseInput(ListAgentsQueryDto, args);
+          await this.access.authorize('list_agents', { namespace: input.namespace });
+          return this.agents.list(input, { namespaceLike: this.access.namespaceLike('list_agents') });
+        },
       },
       {
         name: 'get_agent',
@@ -134,7 +179,11 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: READ_STORE,
         input: [AgentRefDto],
         output: AgentDto,
-        run: (args) => this.agents.get(parseInput(AgentRefDto, args)),
+        run: async (args) => {
+          const ref = parseInput(AgentRefDto, args);
+          await this.access.authorize('get_agent', ref);
+          return this.agents.get(ref);
+        },
       },
       {
         name: 'get_agent_status',
@@ -145,7 +194,11 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: READ_CLUSTER,
         input: [AgentRefDto],
         output: StatusDto,
-        run: (args) => this.agents.status(parseInput(AgentRefDto, args)),
+        run: async (args) => {
+          const ref = parseInput(AgentRefDto, args);
+          await this.access.authorize('get_agent_status', ref);
+          return this.agents.status(ref);
+        },
       },
       {
         name: 'validate_agent',
@@ -156,7 +209,11 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: READ_STORE,
         input: [ValidateAgentDto],
         output: ValidateResultDto,
-        run: (args) => this.agents.validate(readValidateCommand(args)),
+        run: async (args) => {
+          const command = readValidateCommand(args);
+          await this.access.authorizeValidate(command.input);
+          return this.agents.validate(command);
+        },
       },
       {
         name: 'create_agent',
@@ -169,7 +226,11 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
         input: [CreateAgentDto],
         output: CreateResultDto,
-        run: (args) => this.agents.create(parseInput(CreateAgentDto, args)),
+        run: async (args) => {
+          const input = parseInput(CreateAgentDto, args);
+          await this.access.authorize('create_agent', input);
+          return this.agents.create(input);
+        },
       },
       {
         name: 'update_agent',
@@ -181,7 +242,10 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
         input: [AgentRefDto, UpdateAgentDto],
         output: UpdateResultDto,
-        run: (args) => this.agents.update(...split(args, UpdateAgentDto)),
+        run: async (args) => {
+          await this.access.authorize('update_agent', targetOf(args));
+          return this.agents.update(...split(args, UpdateAgentDto));
+        },
       },
       {
         name: 'delete_agent',
@@ -193,7 +257,10 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
         input: [AgentRefDto, DeleteAgentDto],
         output: DeleteResultDto,
-        run: (args) => this.agents.delete(...split(args, DeleteAgentDto)),
+        run: async (args) => {
+          await this.access.authorize('delete_agent', targetOf(args));
+          return this.agents.delete(...split(args, DeleteAgentDto));
+        },
       },
       {
         name: 'list_agent_revisions',
@@ -203,7 +270,11 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: READ_STORE,
         input: [AgentRefDto],
         output: RevisionListDto,
-        run: (args) => this.agents.revisions(parseInput(AgentRefDto, args)),
+        run: async (args) => {
+          const ref = parseInput(AgentRefDto, args);
+          await this.access.authorize('list_agent_revisions', ref);
+          return this.agents.revisions(ref);
+        },
       },
       {
         name: 'rollback_agent',
@@ -214,7 +285,26 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
         input: [AgentRefDto, RollbackAgentDto],
         output: RollbackResultDto,
-        run: (args) => this.agents.rollback(...split(args, RollbackAgentDto)),
+        run: async (args) => {
+          await this.access.authorize('rollback_agent', targetOf(args));
+          return this.agents.rollback(...split(args, RollbackAgentDto));
+        },
+      },
+      {
+        name: 'list_operations',
+        title: 'Audit trail',
+        toolset: 'audit',
+        description:
+          'Reads the journal newest first: every write and every refusal by authorization, with who (subject, how authenticated, door, MCP client, request id), the operation, the agent and the outcome (pending, succeeded, failed, refused). ' +
+          'Filter by subject, namespace, name, operation, outcome and time (since, until); pass nextCursor as cursor for older entries. Writes nothing.',
+        annotations: READ_STORE,
+        input: [ListOperationsQueryDto],
+        output: OperationPageDto,
+        run: async (args) => {
+          const input = parseInput(ListOperationsQueryDto, args);
+          await this.access.authorize('list_operations', { namespace: input.namespace });
+          return this.agents.operations(input, { namespacePatterns: this.access.namespacePatterns('list_operations') });
+        },
       },
     ];
   }

@@ -13,3 +13,4 @@ export { AgentsRepository } from './agents.repository.js';
 export { recordableActor } from './actor.js';
 export { AgentsTools, AGENT_TOOLSETS } from './agents.tools.js';
 export { Reconciler } from './reconcile/reconcile.service.js';
+export { ReconcileDoor } from './reconcile/reconcile.access.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig, PROJECT_PACKAGE } from '@app/common';
 import { HelmClient } from '@app/helm';
@@ -23,14 +23,18 @@ export class ServiceInfoService {
     private readonly cluster: ClusterState,
   ) {}
 
-  /** What this installation offers, and the cluster it writes to (configured? reachable? why not). */
-  async info(): Promise<InfoDto> {
+  /**
+   * What this installation offers, and the cluster it writes to (configured? reachable? why not).
+   * File paths (the helm binary, a chart directory) only with `paths` (admins); others get their names.
+   */
+  async info(options: { paths: boolean } = { paths: true }): Promise<InfoDto> {
+    const shown = (path: string) => (options.paths || !isAbsolute(path) ? path : basename(path));
     const [helm, cluster] = await Promise.all([this.helm.version().catch(() => null), this.cluster.report()]);
     return {
       service: 'agent-manager',
       version: this.version,
-      chart: { ref: this.config.AGENT_CHART, version: this.config.AGENT_CHART_VERSION ?? null, valuesSchemaDigest: schemaDigest(this.config.chartRef) },
-      helm: { version: helm?.version ?? null, major: helm?.major ?? null, binary: this.helm.bin },
+      chart: { ref: shown(this.config.AGENT_CHART), version: this.config.AGENT_CHART_VERSION ?? null, valuesSchemaDigest: schemaDigest(this.config.chartRef) },
+      helm: { version: helm?.version ?? null, major: helm?.major ?? null, binary: shown(this.helm.bin) },
       store: this.store.provider,
       cluster,
       capabilities: { ...CAPABILITIES },

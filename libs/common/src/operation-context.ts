@@ -17,6 +17,8 @@ export interface OperationContext {
   client?: string;
   /** Who the caller was verified to be (libs/auth's Principal): set by the doors once authentication ran. */
   principal?: { subject: string; groups: string[]; method: 'oidc' | 'token' | 'local' | 'anonymous' };
+  /** X-Actor as sent when authentication is on: a free-text note beside the verified subject, never who acted. */
+  note?: string;
 }
 
 const storage = new AsyncLocalStorage<OperationContext>();

@@ -5,3 +5,4 @@ export { META_TOOLSET } from './mcp.toolsets.js';
 export { refuse } from './mcp-http.sessions.js';
 export type { McpDoor, ToolContext, ToolHints, ToolSpec } from './tool-spec.js';
 export type { ActiveToolsets, ToolsetDeclaration } from './toolset-selection.js';
+export { refusedHost } from './allowed-hosts.js';

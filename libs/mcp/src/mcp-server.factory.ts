@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, mapError, OperationContexts, PROJECT_PACKAGE, type ErrorBody } from '@app/common';
+import { Authenticator, Authorizer, describePrincipal, toolNotAllowed, type Principal } from '@app/auth';
 import { loadMcpSdk } from './mcp-sdk.js';
 import { McpRegistry } from './mcp.registry.js';
 import type { McpDoor, ToolSpec } from './tool-spec.js';
@@ -17,10 +18,21 @@ const VERSION = PROJECT_PACKAGE.version ?? '0.0.0';
 export class McpServerFactory {
   private readonly logger = new Logger('MCP');
 
-  constructor(private readonly registry: McpRegistry) {}
+  constructor(
+    private readonly registry: McpRegistry,
+    private readonly authorizer: Authorizer,
+    private readonly authenticator: Authenticator,
+  ) {}
 
-  async create(selection: ToolsetSelection, door: McpDoor): Promise<Server> {
+  /**
+   * `principal`: who the session serves. Layer 1 (the toolsets of the URL or --toolsets) and
+   * layer 2 (the tools the policy grants the principal in at least one namespace) both decide:
+   * tools/list shows what passes both, and a call to a listed-by-layer-1 tool that layer 2 blocks
+   * answers tool_not_allowed with the session's allowed tools.
+   */
+  async create(selection: ToolsetSelection, door: McpDoor, principal: Principal): Promise<Server> {
     const registry = this.registry;
+    const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.permits(principal, spec.name));
     const { Server, types } = await loadMcpSdk();
     const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types;
     const SEVERITY = types.LoggingLevelSchema.options;
@@ -45,13 +57,18 @@ export class McpServerFactory {
       closed?.();
     };
 
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await registry.describe(registry.specsFor(registry.resolve(selection))) }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await registry.describe(allowed(registry.specsFor(registry.resolve(selection)))) }));
 
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const { name } = request.params;
       const toolsets = registry.resolve(selection);
       const spec = registry.find(name, toolsets);
-      if (!spec) return errorResult(this.noSuchTool(name, registry.specsFor(toolsets), door));
+      const permitted = allowed(registry.specsFor(toolsets));
+      if (!spec) return errorResult(this.noSuchTool(name, permitted, door));
+      if (!this.permits(principal, name)) {
+        this.logger.log(`${describePrincipal(principal)}: ${toolNotAllowed(name, [])}`);
+        return textError(toolNotAllowed(name, permitted.map((s) => s.name)));
+      }
       const args = request.params.arguments ?? {};
       const log = async (level: LoggingLevel, data: string): Promise<void> => {
         if (SEVERITY.indexOf(level) < SEVERITY.indexOf(threshold)) return;
@@ -62,7 +79,8 @@ export class McpServerFactory {
       try {
         if (writes) await log('info', `${name}${target}: started: validating, then applying the helm release to the cluster (this can take a while)`);
         const client = server.getClientVersion()?.name;
-        const result = await OperationContexts.run({ door, actor: actorOf(client), client }, () => spec.run(args, { toolsets, door }));
+        const actor = this.authenticator.enabled ? principal.subject : actorOf(client);
+        const result = await OperationContexts.run({ door, actor, client, principal }, () => spec.run(args, { toolsets, door }));
         if (writes) await log('info', `${name}${target}: done`);
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
       } catch (error) {
@@ -75,6 +93,16 @@ export class McpServerFactory {
       }
     });
     return server;
+  }
+
+  /**
+   * Layer 2 for one tool. A tool added at run time after the policy was read (not among its
+   * operations, so no role can name it) is served to admins only (granted `*` in `*`): fail closed.
+   */
+  private permits(principal: Principal, name: string): boolean {
+    const known = this.authorizer.operations;
+    if (known.includes(name)) return this.authorizer.isAllowed(principal, name);
+    return known.every((operation) => this.authorizer.namespacesFor(principal, operation).all);
   }
 
   private noSuchTool(name: string, specs: ToolSpec[], door: McpDoor): ErrorBody {
@@ -92,6 +120,11 @@ function errorResult(body: ErrorBody): CallToolResult {
     content: [{ type: 'text', text: [message, ...lines].join('\n') }],
     structuredContent: body as unknown as Record<string, unknown>,
   };
+}
+
+/** Layer 2's refusal: its own text, in the error model as forbidden (a tool outside the allowed set). */
+function textError(text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }], structuredContent: new AppError('forbidden', text).toBody() as unknown as Record<string, unknown> };
 }
 
 /** Who acts, as the transport knows it: the client's name from initialize, unchecked (a domain records it by its own rule). */

@@ -1,5 +1,9 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { Transform } from 'node:stream';
+import { localPrincipal } from '@app/auth';
+import { AppConfig } from '@app/common';
+import { refusedToolCall } from './forbidden-arguments.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { McpRegistry } from './mcp.registry.js';
 
@@ -11,13 +15,18 @@ import { McpRegistry } from './mcp.registry.js';
 export async function serveMcpStdio(app: INestApplicationContext, query: string): Promise<void> {
   const registry = app.get(McpRegistry);
   const toolsets = registry.select(query);
-  const server = await app.get(McpServerFactory).create(registry.parse(query), 'mcp-stdio');
+  // The local user (AUTH_STDIO_SUBJECT), through the same policy as every other caller.
+  const principal = localPrincipal(app.get(AppConfig).AUTH_STDIO_SUBJECT);
+  const server = await app.get(McpServerFactory).create(registry.parse(query), 'mcp-stdio', principal);
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  const transport = new StdioServerTransport();
+  // Each line is read raw before the SDK parses it: its parsing drops __proto__ from arguments.
+  const input = screenedInput((answer) => process.stdout.write(`${JSON.stringify(answer)}\n`));
+  process.stdin.pipe(input);
+  const transport = new StdioServerTransport(input, process.stdout);
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;
   });
-  process.stdin.once('end', () => void transport.close());
+  input.once('end', () => void transport.close());
   await server.connect(transport);
   // A line that is not JSON, or not JSON-RPC, is answered as the HTTP door answers it, not dropped.
   const logger = new Logger('MCP');
@@ -29,4 +38,34 @@ export async function serveMcpStdio(app: INestApplicationContext, query: string)
   };
   logger.log(`serving MCP over stdio: toolsets ${toolsets.active.join(', ')}${toolsets.unknown.length > 0 ? `; unknown ${toolsets.unknown.join(', ')}` : ''}`);
   await closed;
+}
+
+/** stdin line by line: a tools/call with __proto__ or constructor in its arguments is answered here, the rest passes. */
+function screenedInput(answer: (message: object) => void): Transform {
+  let pending = '';
+  const screen = (line: string): string | null => {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return line; // the SDK answers what is not JSON
+    }
+    const refused = refusedToolCall(message);
+    if (refused === null) return line;
+    answer({ jsonrpc: '2.0', id: refused.id, result: refused.result });
+    return null;
+  };
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      const passed = lines.map(screen).filter((l): l is string => l !== null);
+      done(null, passed.length > 0 ? `${passed.join('\n')}\n` : undefined);
+    },
+    flush(done) {
+      const last = pending ? screen(pending) : null;
+      done(null, last ?? undefined);
+    },
+  });
 }

@@ -32,6 +32,9 @@ class NoControllers {}
  */
 @Injectable()
 export class McpRegistry implements OnApplicationBootstrap {
+  /** The tools the transport itself serves (a policy can name them as any other). */
+  static readonly ownTools: readonly string[] = [LIST_SERVER_TOOLSETS];
+
   private readonly logger = new Logger('MCP');
   private readonly toolsets: ToolsetDeclaration[] = [META_TOOLSET];
   private readonly specs = new Map<string, ToolSpec>();
@@ -133,6 +136,11 @@ export class McpRegistry implements OnApplicationBootstrap {
   specsFor(toolsets: ActiveToolsets): ToolSpec[] {
     const specs = [...this.specs.values()].sort((a, b) => Number(a.name === LIST_SERVER_TOOLSETS) - Number(b.name === LIST_SERVER_TOOLSETS));
     return this.toolsets.filter((t) => toolsets.active.includes(t.name)).flatMap((t) => specs.filter((s) => s.toolset === t.name));
+  }
+
+  /** Every tool registered now, whatever the toolsets (the registration invariant's side). */
+  toolNames(): string[] {
+    return [...this.specs.keys()];
   }
 
   /** One spec by name when its toolset is active. */

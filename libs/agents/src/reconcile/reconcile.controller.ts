@@ -3,14 +3,14 @@ import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { RestContextInterceptor } from '../agents.controller.js';
 import { parseInput } from '../agents.input.js';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
-import { Reconciler } from './reconcile.service.js';
+import { ReconcileDoor } from './reconcile.access.js';
 
 /** The reconciler and adoption on REST; the same methods as the MCP tools reconcile_agents and adopt_agent. */
 @ApiTags('admin')
 @Controller('api/v1')
 @UseInterceptors(RestContextInterceptor)
 export class ReconcileController {
-  constructor(private readonly reconciler: Reconciler) {}
+  constructor(private readonly reconciler: ReconcileDoor) {}
 
   @Post('reconcile')
   @HttpCode(200)

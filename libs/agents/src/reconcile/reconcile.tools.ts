@@ -1,8 +1,8 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy, type OnApplicationBootstrap } from '@nestjs/common';
 import { McpRegistry, type ToolsetDeclaration, type ToolSpec } from '@app/mcp';
 import { parseInput } from '../agents.input.js';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
-import { Reconciler } from './reconcile.service.js';
+import { ReconcileDoor } from './reconcile.access.js';
 
 export const ADMIN_TOOLSET: ToolsetDeclaration = {
   name: 'admin',
@@ -17,13 +17,14 @@ export const ADMIN_TOOLSET: ToolsetDeclaration = {
 
 /** The reconciler's MCP tools, in the opt-in `admin` toolset. */
 @Injectable()
-export class ReconcileTools implements OnModuleInit, OnModuleDestroy {
+export class ReconcileTools implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
-    private readonly reconciler: Reconciler,
+    private readonly reconciler: ReconcileDoor,
     private readonly registry: McpRegistry,
   ) {}
 
-  onModuleInit(): void {
+  /** After every module's init, so the admin toolset is listed after the agent toolsets. */
+  onApplicationBootstrap(): void {
     this.registry.addToolset(ADMIN_TOOLSET);
     this.registry.addTools(this.list());
   }

@@ -7,6 +7,7 @@ import { AgentsRepository } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { ChartValues } from '../agents.types.js';
 import { agentView } from '../agents.views.js';
+import { auditOf } from '../audit/audit.records.js';
 import { AgentWrites, type HeldLease } from '../agent-writes.service.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
@@ -72,6 +73,7 @@ export class WritePipeline {
         name,
         request: plan.request,
         actor: OperationContexts.current().actor,
+        audit: auditOf(OperationContexts.current(), `${plan.kind}_agent`),
         owner: this.writes.replica,
         ...plan.journal(checked),
       });

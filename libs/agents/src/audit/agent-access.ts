@@ -1,0 +1,84 @@
+import { Logger } from '@nestjs/common';
+import { ANONYMOUS, Authorizer, namespacePatternToSqlLike, type Principal } from '@app/auth';
+import { AppError, OperationContexts } from '@app/common';
+import type { AgentsRepository } from '../agents.repository.js';
+import { auditOf } from './audit.records.js';
+import { isAdmin } from './backend-errors.js';
+
+/** Every operation the agents module serves, named as the MCP tools are: what AUTHZ_POLICY_FILE may grant. */
+export const AGENT_OPERATIONS = [
+  'get_info',
+  'list_agents',
+  'get_agent',
+  'get_agent_status',
+  'list_agent_revisions',
+  'validate_agent',
+  'create_agent',
+  'update_agent',
+  'delete_agent',
+  'rollback_agent',
+  'list_operations',
+] as const;
+
+/** The write an operation's dry run or validation stands for. */
+export const WRITE_OF_VALIDATE = { create: 'create_agent', update: 'update_agent' } as const;
+
+/**
+ * The policy applied to the current operation context, for both doors: refusals are journaled
+ * (the audit trail) and answered 403 naming operation, namespace and principal.
+ */
+export class AgentAccess {
+  private readonly logger = new Logger('Audit');
+
+  constructor(
+    private readonly authorizer: Authorizer,
+    private readonly repository: AgentsRepository,
+  ) {}
+
+  /** The caller of the current context (anonymous when no door set one). */
+  principal(): Principal {
+    return (OperationContexts.current().principal as Principal | undefined) ?? ANONYMOUS;
+  }
+
+  /** Refuses (403, journaled) unless the caller may perform `operation` in `namespace` (without one: somewhere). */
+  async authorize(operation: string, target: { namespace?: string; name?: string } = {}): Promise<void> {
+    try {
+      this.authorizer.authorize(this.principal(), operation, target.namespace);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'forbidden') await this.journal(operation, target, error.message);
+      throw error;
+    }
+  }
+
+  /** Where the caller may perform `operation`, as SQL LIKE operands; undefined when everywhere. */
+  namespaceLike(operation: string): string[] | undefined {
+    const scope = this.authorizer.namespacesFor(this.principal(), operation);
+    return scope.all ? undefined : scope.patterns.map(namespacePatternToSqlLike);
+  }
+
+  /** validate_agent, and the write it stands for (create_agent or update_agent), in its namespace. */
+  async authorizeValidate(input: { namespace: string; name: string; mode?: 'create' | 'update' }): Promise<void> {
+    await this.authorize('validate_agent', input);
+    await this.authorize(WRITE_OF_VALIDATE[input.mode ?? 'create'], input);
+  }
+
+  /** The caller's namespace patterns for `operation`; undefined when everywhere. */
+  namespacePatterns(operation: string): string[] | undefined {
+    const scope = this.authorizer.namespacesFor(this.principal(), operation);
+    return scope.all ? undefined : scope.patterns;
+  }
+
+  /** An admin is granted every operation in every namespace (`*` on `*`): sees paths and helm's own words. */
+  isAdmin(): boolean {
+    return isAdmin(this.authorizer, this.principal());
+  }
+
+  private async journal(operation: string, target: { namespace?: string; name?: string }, message: string): Promise<void> {
+    const entry = auditOf(OperationContexts.current(), operation);
+    try {
+      await this.repository.journalRefusal({ ...entry, namespace: target.namespace ?? '*', name: target.name ?? '', errorMessage: message });
+    } catch (error) {
+      this.logger.error(`journaling the refusal of ${operation} for ${entry.subject ?? entry.actor} failed: ${(error as Error).message}`);
+    }
+  }
+}

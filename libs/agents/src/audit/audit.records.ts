@@ -1,0 +1,161 @@
+import { AppError, type OperationContext } from '@app/common';
+import type { OperationRow, Prisma } from '@app/store';
+import type { AuditedOperationDto } from '../agents.responses.js';
+
+/** Who did what through which door: the audit columns of a journal row (Operation). */
+export interface AuditEntry {
+  /** The operation as the policy names it: create_agent, list_agents, … */
+  operation: string;
+  /** Who acted, as the journal's actor column has always said it. */
+  actor: string;
+  subject: string | null;
+  authMethod: string | null;
+  door: string;
+  client: string | null;
+  requestId: string;
+  actorNote: string | null;
+}
+
+/** The audit entry of the current operation context (the door set it). */
+export function auditOf(context: OperationContext, operation: string): AuditEntry {
+  return {
+    operation,
+    actor: context.actor,
+    subject: context.principal?.subject ?? null,
+    authMethod: context.principal?.method ?? null,
+    door: context.door,
+    client: context.client ?? null,
+    requestId: context.requestId,
+    actorNote: context.note ?? null,
+  };
+}
+
+/** The Operation row's audit columns, for `data` of a create. */
+export function auditColumns(entry: AuditEntry) {
+  return {
+    operation: entry.operation,
+    subject: entry.subject,
+    authMethod: entry.authMethod,
+    door: entry.door,
+    client: entry.client,
+    requestId: entry.requestId,
+    actorNote: entry.actorNote,
+  };
+}
+
+/** The write operations and the journal's older `kind` of each (rows written before the audit columns). */
+const WRITE_KINDS: Record<string, string> = { create_agent: 'create', update_agent: 'update', delete_agent: 'delete', rollback_agent: 'rollback' };
+
+export const OUTCOMES = ['pending', 'succeeded', 'failed', 'refused'] as const;
+
+export interface OperationCursor {
+  startedAt: Date;
+  id: string;
+}
+
+export interface OperationFilter {
+  subject?: string;
+  namespace?: string;
+  name?: string;
+  operation?: string;
+  outcome?: (typeof OUTCOMES)[number];
+  since?: Date;
+  until?: Date;
+  /** The namespaces the reader may see, as policy patterns (`payments-*`); all when absent. */
+  namespacePatterns?: string[];
+  after?: OperationCursor;
+  limit: number;
+}
+
+/** One journal row as the audit trail shows it. */
+export interface AuditedOperation {
+  id: string;
+  operation: string;
+  namespace: string;
+  name: string;
+  outcome: string;
+  actor: string;
+  subject: string | null;
+  authMethod: string | null;
+  door: string | null;
+  client: string | null;
+  requestId: string | null;
+  actorNote: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
+
+export function operationWhere(filter: OperationFilter): Prisma.OperationWhereInput {
+  const and: Prisma.OperationWhereInput[] = [];
+  if (filter.subject !== undefined) and.push({ subject: filter.subject });
+  if (filter.namespace !== undefined) and.push({ namespace: filter.namespace });
+  if (filter.name !== undefined) and.push({ name: filter.name });
+  if (filter.outcome !== undefined) and.push({ state: filter.outcome });
+  if (filter.operation !== undefined) {
+    const kind = WRITE_KINDS[filter.operation];
+    and.push(kind ? { OR: [{ operation: filter.operation }, { operation: null, kind }] } : { operation: filter.operation });
+  }
+  if (filter.since) and.push({ startedAt: { gte: filter.since } });
+  if (filter.until) and.push({ startedAt: { lt: filter.until } });
+  if (filter.namespacePatterns) and.push({ OR: filter.namespacePatterns.length > 0 ? filter.namespacePatterns.map(namespaceLike) : [{ id: { in: [] } }] });
+  if (filter.after) {
+    const { startedAt, id } = filter.after;
+    and.push({ OR: [{ startedAt: { lt: startedAt } }, { startedAt, id: { lt: id } }] });
+  }
+  return { AND: and };
+}
+
+/** A policy pattern (`a*b`) as a Prisma condition: `*` only at the ends or one in the middle, as the policy writes them. */
+function namespaceLike(pattern: string): Prisma.OperationWhereInput {
+  if (!pattern.includes('*')) return { namespace: pattern };
+  const parts = pattern.split('*');
+  const conditions: Prisma.OperationWhereInput[] = [];
+  if (parts[0]) conditions.push({ namespace: { startsWith: parts[0] } });
+  if (parts.at(-1)) conditions.push({ namespace: { endsWith: parts.at(-1) } });
+  for (const middle of parts.slice(1, -1)) if (middle) conditions.push({ namespace: { contains: middle } });
+  return { AND: conditions };
+}
+
+export function toAuditedOperation(row: OperationRow): AuditedOperation {
+  const kindOperation = Object.entries(WRITE_KINDS).find(([, kind]) => kind === row.kind)?.[0];
+  return {
+    id: row.id,
+    operation: row.operation ?? kindOperation ?? row.kind,
+    namespace: row.namespace,
+    name: row.name,
+    outcome: row.state,
+    actor: row.actor,
+    subject: row.subject,
+    authMethod: row.authMethod,
+    door: row.door,
+    client: row.client,
+    requestId: row.requestId,
+    actorNote: row.actorNote,
+    errorCode: row.errorCode,
+    errorMessage: row.errorMessage,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+  };
+}
+
+export function encodeOperationCursor(row: OperationCursor): string {
+  return Buffer.from(JSON.stringify({ t: row.startedAt.toISOString(), i: row.id }), 'utf8').toString('base64url');
+}
+
+export function decodeOperationCursor(cursor: string): OperationCursor {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown; i?: unknown };
+    const startedAt = typeof parsed.t === 'string' ? new Date(parsed.t) : undefined;
+    if (startedAt && !Number.isNaN(startedAt.getTime()) && typeof parsed.i === 'string') return { startedAt, id: parsed.i };
+  } catch {
+    // refused below
+  }
+  throw AppError.invalid([{ path: 'cursor', message: 'cursor is not one this service issued: pass nextCursor from the previous page, or omit it' }]);
+}
+
+/** One journal entry as the doors answer it (times as RFC 3339). */
+export function operationView(op: AuditedOperation): AuditedOperationDto {
+  return { ...op, startedAt: op.startedAt.toISOString(), finishedAt: op.finishedAt?.toISOString() ?? null };
+}
