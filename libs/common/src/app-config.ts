@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import { ArrayMinSize, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
@@ -122,6 +122,20 @@ export class AppConfig {
   @Matches(/^(?!recovery@)/, { message: 'REPLICA_ID must not start with "recovery@": that prefix marks recovery sweeps in leases' })
   REPLICA_ID: string;
 
+  /** At most this many helm processes at once (writes keep one slot for themselves); default twice the cores. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 2 * availableParallelism() : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  HELM_CONCURRENCY: number;
+
+  /** How long a call waits for a free helm process before it is refused with 503 and Retry-After. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  HELM_QUEUE_SECONDS: number;
+
   get storeProvider(): 'sqlite' | 'postgresql' {
     return this.DATABASE_URL.startsWith('file:') ? 'sqlite' : 'postgresql';
   }
@@ -149,7 +163,7 @@ function commaList(value: unknown): string[] {
     .filter((item) => item.length > 0);
 }
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
