@@ -1,7 +1,8 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from '@jest/globals';
 import type { Condition, LiveAgent } from '@app/kube';
 import type { HistoryEntry } from '@app/helm';
-import { foldStatus, type StatusFacts } from './agent-status.js';
+import { foldStatus, sameData, type StatusFacts } from './agent-status.js';
 import { lastDeployedRevision } from './agents.service.js';
 
 const values = { modelConfig: 'm', toolset: ['preset:read-only'] };
@@ -108,5 +109,18 @@ describe(lastDeployedRevision.name, () => {
     ['none for a first install', [entry(1, 'pending-install')], 1, undefined],
   ])('%s', (_case, history, current, expected) => {
     expect(lastDeployedRevision(history, current)).toBe(expected);
+  });
+});
+
+describe(sameData.name, () => {
+  it.each<[string, unknown, unknown, boolean]>([
+    ['equal nested data in any key order', { a: [1, { b: 'x' }], c: null }, { c: null, a: [1, { b: 'x' }] }, true],
+    ['data from another realm (a worker thread, a vm context)', runInNewContext('({ tools: [{ names: ["a"] }] })'), { tools: [{ names: ['a'] }] }, true],
+    ['a different array item', { a: [1, 2] }, { a: [1, 3] }, false],
+    ['an array against an object with the same keys', [1], { 0: 1 }, false],
+    ['an extra key', { a: 1 }, { a: 1, b: undefined }, false],
+    ['a string against a number', '1', 1, false],
+  ])('%s', (_case, a, b, same) => {
+    expect(sameData(a, b)).toBe(same);
   });
 });

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Condition, LiveAgent } from '@app/kube';
 
 export type Verdict = 'ready' | 'progressing' | 'failed' | 'unknown';
@@ -113,7 +112,7 @@ function unsettledMessage(release: { status: string; revision: number; descripti
 /** Which chart values differ between the store and the release. */
 function valueDrift(store: Record<string, unknown>, release: Record<string, unknown>): string[] {
   const keys = [...new Set([...Object.keys(store), ...Object.keys(release)])].sort();
-  const differing = keys.filter((k) => !isDeepStrictEqual(store[k], release[k]));
+  const differing = keys.filter((k) => !sameData(store[k], release[k]));
   return differing.length > 0 ? [`release values differ from the store in ${differing.join(', ')}`] : [];
 }
 
@@ -133,7 +132,21 @@ function collect(path: string, applied: unknown, live: unknown, out: string[]): 
     for (const key of Object.keys(applied).sort()) collect(`${path}.${key}`, applied[key], live[key], out);
     return;
   }
-  if (!isDeepStrictEqual(applied, live)) out.push(path);
+  if (!sameData(applied, live)) out.push(path);
+}
+
+/**
+ * Deep equality of JSON data, blind to prototypes: the applied Agent comes from the manifest
+ * reader's worker thread, whose objects are not of the same realm as the API client's.
+ */
+export function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameData(item, b[i]));
+  }
+  if (!isPlainObject(a) || !isPlainObject(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameData(a[k], b[k]));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
