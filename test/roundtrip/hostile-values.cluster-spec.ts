@@ -39,7 +39,7 @@ const HOSTILE: [string, string][] = [
 ];
 
 /** Label values are restricted to [-A-Za-z0-9_.]; these are the ones YAML 1.1 or 1.2 read as something else. */
-const HOSTILE_LABEL_VALUES = { yes: 'yes', no: 'no', on: 'on', off: 'off', null: 'null', hex: '0x1F', oct: '0o17', exp: '1e3', true: 'True', under: '1_000', float: '1.0', dot: '.inf' };
+const HOSTILE_LABEL_VALUES = { yes: 'yes', no: 'no', on: 'on', off: 'off', null: 'null', hex: '0x1F', oct: '0o17', exp: '1e3', true: 'True', under: '1_000', float: '1.0', inf: 'inf', nan: 'NaN' };
 
 describe('exact round trips of hostile strings', () => {
   let t: TestApp;
@@ -60,16 +60,14 @@ describe('exact round trips of hostile strings', () => {
 
   it.each(HOSTILE.map(([label, value], i) => [label, value, i] as const))('%s: create → no drift, and every reader gets the same string back', async (_label, value, i) => {
     const name = `rt-${i}`;
-    const sent = {
-      name,
-      namespace: ns,
-      modelConfig: 'default-model-config',
-      toolset: ['preset:read-only'],
-      displayName: value,
-      description: value,
+    // Every field that takes free text, within its length limit (displayName 253, description 2,000 characters).
+    const fields = {
+      displayName: value.length <= 253 ? value : value.slice(0, 253),
+      description: value.length <= 2000 ? value : value.slice(0, 2000),
       systemMessage: value,
       annotations: { 'example.com/text': value },
     };
+    const sent = { name, namespace: ns, modelConfig: 'default-model-config', toolset: ['preset:read-only'], ...fields };
     const created = await call(t.url, 'POST', '/api/v1/agents', sent);
     expect(created.status).toBe(201);
 
@@ -77,13 +75,12 @@ describe('exact round trips of hostile strings', () => {
     expect(status.body).toMatchObject({ verdict: 'progressing', releaseStatus: 'deployed', drift: [] });
 
     const agent = await call(t.url, 'GET', `/api/v1/agents/${ns}/${name}`);
-    const expected = { displayName: value, description: value, systemMessage: value, annotations: { 'example.com/text': value } };
-    expect(agent.body.values).toMatchObject(expected);
-    expect(await helm.getValues({ namespace: ns, name })).toMatchObject(expected);
+    expect(agent.body.values).toMatchObject(fields);
+    expect(await helm.getValues({ namespace: ns, name })).toMatchObject(fields);
 
     const live = await cluster.agent(ns, name);
-    expect(live.metadata.annotations).toMatchObject({ 'example.com/text': value, 'agent-manager.giantswarm.io/display-name': value });
-    expect(live.spec.description).toBe(value);
+    expect(live.metadata.annotations).toMatchObject({ 'example.com/text': value, 'agent-manager.giantswarm.io/display-name': fields.displayName });
+    expect(live.spec.description).toBe(fields.description);
     expect(live.spec.declarative.systemMessage).toBe(value);
   });
 
