@@ -32,6 +32,7 @@ export class ErrorFilter implements ExceptionFilter {
       this.logger.error(`errorId=${mapped.body.error.errorId} ${(mapped.unexpected as Error)?.stack ?? String(mapped.unexpected)}`);
     }
     if (failure instanceof AppError && failure.code === 'unauthenticated') res.setHeader('WWW-Authenticate', restChallenge(this.config, failure));
+    if (mapped.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
     res.status(mapped.status).json(mapped.body);
   }
 }

@@ -1,4 +1,9 @@
-{{/* Standard labels; they win over user labels of the same key. */}}
+{{/*
+Standard labels; they win over user labels of the same key. Labels and annotations are rendered
+as JSON (a YAML flow mapping), never with toYaml: go-yaml writes U+2028/U+2029 raw inside quoted
+scalars and reads them back as line breaks folded to spaces, so the API server would store
+another string than the one sent. JSON escapes them (\u2028), quotes every string and never folds.
+*/}}
 {{- define "agent.labels" -}}
 {{- $standard := dict
   "app.kubernetes.io/name" .Chart.Name
@@ -7,7 +12,7 @@
   "app.kubernetes.io/managed-by" .Release.Service
   "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_")
 -}}
-{{- toYaml (merge $standard (.Values.labels | default dict)) -}}
+{{- toRawJson (merge $standard (.Values.labels | default dict)) -}}
 {{- end -}}
 
 {{- define "agent.annotations" -}}
@@ -16,7 +21,7 @@
 {{- $_ := set $annotations "agent-manager.giantswarm.io/display-name" . -}}
 {{- end -}}
 {{- if $annotations -}}
-{{- toYaml $annotations -}}
+{{- toRawJson $annotations -}}
 {{- end -}}
 {{- end -}}
 

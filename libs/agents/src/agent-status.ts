@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Condition, LiveAgent } from '@app/kube';
 
 export type Verdict = 'ready' | 'progressing' | 'failed' | 'unknown';
@@ -8,11 +7,24 @@ export interface StatusFacts {
   name: string;
   storeRevision: number;
   storeValues: Record<string, unknown>;
-  release: { status: string; revision: number } | null;
+  /** The release's current revision; `description` is helm's reason (e.g. why an upgrade failed). */
+  release: { status: string; revision: number; description?: string } | null;
   releaseValues: Record<string, unknown> | null;
-  /** The Agent in the manifest helm last applied. */
+  /** The Agent in the manifest of the release's current revision. */
   appliedAgent: LiveAgent | null;
   liveAgent: LiveAgent | null;
+  /**
+   * When the current revision is pending-* or failed: the last deployed revision, which the
+   * cluster still holds unless the unfinished one got as far as applying its manifest.
+   */
+  deployed?: RevisionFacts | null;
+}
+
+export interface RevisionFacts {
+  revision: number;
+  values: Record<string, unknown>;
+  /** The Agent in that revision's manifest. */
+  agent: LiveAgent | null;
 }
 
 export interface StatusVerdict {
@@ -38,10 +50,16 @@ export function foldStatus(facts: StatusFacts): StatusVerdict {
       conditions,
     };
   }
-  const drift = [
-    ...valueDrift(facts.storeValues, facts.releaseValues ?? {}),
-    ...(facts.liveAgent ? objectDrift(facts.appliedAgent, facts.liveAgent) : ['Agent: missing from the cluster']),
-  ];
+  const release = facts.release;
+  const current: RevisionFacts = { revision: release.revision, values: facts.releaseValues ?? {}, agent: facts.appliedAgent };
+  const deployed = isUnsettled(release.status) ? (facts.deployed ?? null) : null;
+  // An unfinished write may or may not have recorded its values and applied its manifest: the store
+  // and the cluster each holding either revision is no drift.
+  const baselines = deployed ? [deployed, current] : [current];
+  const values = closest(baselines.map((b) => valueDrift(facts.storeValues, b.values)));
+  const object = closest(baselines.map((b) => (facts.liveAgent ? objectDrift(b.agent, facts.liveAgent) : ['Agent: missing from the cluster'])));
+  const holds = baselines[Math.max(object.index, 0)];
+  const drift = [...values.drift, ...object.drift];
   if (drift.length > 0) {
     return {
       verdict: 'failed',
@@ -50,9 +68,7 @@ export function foldStatus(facts: StatusFacts): StatusVerdict {
       conditions,
     };
   }
-  const release = facts.release;
-  if (release.status === 'failed') return { verdict: 'failed', message: `The helm release is failed at revision ${release.revision}.`, drift, conditions };
-  if (release.status.startsWith('pending')) return { verdict: 'progressing', message: `The helm release is ${release.status} at revision ${release.revision}.`, drift, conditions };
+  if (isUnsettled(release.status)) return { verdict: release.status === 'failed' ? 'failed' : 'progressing', message: unsettledMessage(release, deployed, holds), drift, conditions };
   if (release.status !== 'deployed') return { verdict: 'unknown', message: `The helm release is ${release.status} at revision ${release.revision}.`, drift, conditions };
 
   const accepted = conditions.find((c) => c.type === 'Accepted');
@@ -73,10 +89,30 @@ export function foldStatus(facts: StatusFacts): StatusVerdict {
   return { verdict: 'progressing', message: 'The release is deployed; kagent has not reported the Agent ready yet.', drift, conditions };
 }
 
+function isUnsettled(status: string): boolean {
+  return status === 'failed' || status.startsWith('pending');
+}
+
+/** The first baseline with no drift, or the first one's drift (the deployed revision's) when none matches. */
+function closest(drifts: string[][]): { index: number; drift: string[] } {
+  const index = drifts.findIndex((d) => d.length === 0);
+  return index < 0 ? { index, drift: drifts[0] } : { index, drift: [] };
+}
+
+/** A pending or failed revision: what helm is doing (or why it failed) and which revision the cluster holds. */
+function unsettledMessage(release: { status: string; revision: number; description?: string }, deployed: RevisionFacts | null, holds: RevisionFacts): string {
+  const reason = release.description ? ` (${release.description.replace(/\.$/, '')})` : '';
+  const state = `The helm release is ${release.status} at revision ${release.revision}${reason}`;
+  if (!deployed) return release.status === 'failed' ? `${state}; update or delete the agent.` : `${state}.`;
+  const cluster = holds === deployed ? `the cluster still holds revision ${deployed.revision}, the last deployed` : `the cluster already holds revision ${release.revision}'s Agent`;
+  if (release.status === 'failed') return `${state}; ${cluster}: update or roll back the agent.`;
+  return `${state}: a write that has not finished or was interrupted; ${cluster}. If no write is running, roll the agent back to revision ${deployed.revision} to free the release.`;
+}
+
 /** Which chart values differ between the store and the release. */
 function valueDrift(store: Record<string, unknown>, release: Record<string, unknown>): string[] {
   const keys = [...new Set([...Object.keys(store), ...Object.keys(release)])].sort();
-  const differing = keys.filter((k) => !isDeepStrictEqual(store[k], release[k]));
+  const differing = keys.filter((k) => !sameData(store[k], release[k]));
   return differing.length > 0 ? [`release values differ from the store in ${differing.join(', ')}`] : [];
 }
 
@@ -96,7 +132,21 @@ function collect(path: string, applied: unknown, live: unknown, out: string[]): 
     for (const key of Object.keys(applied).sort()) collect(`${path}.${key}`, applied[key], live[key], out);
     return;
   }
-  if (!isDeepStrictEqual(applied, live)) out.push(path);
+  if (!sameData(applied, live)) out.push(path);
+}
+
+/**
+ * Deep equality of JSON data, blind to prototypes: the applied Agent comes from the manifest
+ * reader's worker thread, whose objects are not of the same realm as the API client's.
+ */
+export function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameData(item, b[i]));
+  }
+  if (!isPlainObject(a) || !isPlainObject(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameData(a[k], b[k]));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

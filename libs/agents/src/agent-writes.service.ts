@@ -106,7 +106,7 @@ export class AgentWrites {
     const health = await this.store.check();
     if (health.ok) return;
     this.logger.error(`refusing a write: ${health.reason}`);
-    throw Object.assign(new AppError('unavailable', `agent-manager cannot record writes now: ${health.reason}`), { retryAfterSeconds: STORE_RETRY_SECONDS });
+    throw new AppError('unavailable', `agent-manager cannot record writes now: ${health.reason}`, [], STORE_RETRY_SECONDS);
   }
 
   /**

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AppConfig } from '@app/common';
 import { HelmClient, HelmModule, HelmReleases } from '@app/helm';
-import { ClusterState, KubeModule } from '@app/kube';
+import { KubeModule } from '@app/kube';
 import { McpModule } from '@app/mcp';
 import { AgentsController } from './agents.controller.js';
 import { AgentLeaseRepository } from './agent-lease.repository.js';
@@ -20,8 +19,8 @@ import { ReconcileDoor } from './reconcile/reconcile.access.js';
 
 const helmReleases = {
   provide: HelmReleases,
-  inject: [HelmClient, AppConfig, ClusterState],
-  useFactory: (helm: HelmClient, config: AppConfig, cluster: ClusterState) => new HelmReleases(helm, { kubeconfig: config.KUBECONFIG, clusterProblem: () => cluster.problem() }),
+  inject: [HelmClient],
+  useFactory: (helm: HelmClient) => new HelmReleases(helm),
 };
 
 @Module({

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '@app/common';
-import { HelmClient } from '@app/helm';
+import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient, type LiveAgent } from '@app/kube';
 import { toolsetWarnings } from '@app/toolset';
-import { parseAllDocuments } from 'yaml';
 import type { ValidateCommand } from './agents.commands.js';
 import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RollbackAgentDto, UpdateAgentDto } from './agents.dto.js';
 import type { AgentWithLastOperation } from './agents.records.js';
@@ -23,8 +22,9 @@ import type {
 import { pickSpec, toChartValues, type AgentSpec } from './agents.types.js';
 import { agentView, problems, revisionView } from './agents.views.js';
 import { decodeCursor, encodeCursor } from './agents.paging.js';
-import { foldStatus } from './agent-status.js';
+import { foldStatus, type RevisionFacts } from './agent-status.js';
 import { decodeOperationCursor, encodeOperationCursor, operationView } from './audit/audit.records.js';
+import { manifestReader } from './manifest-reader.js';
 import { createAgent } from './writes/create-agent.js';
 import { deleteAgent } from './writes/delete-agent.js';
 import { rollbackAgent } from './writes/rollback-agent.js';
@@ -134,28 +134,46 @@ export class AgentsService {
     return { namespace, name, current: agent.revision, items: rows.map(revisionView) };
   }
 
-  /** The verdict folded from the release, the live Agent's conditions and any drift. Reads the cluster, never writes. */
+  /**
+   * The verdict folded from the release, the live Agent's conditions and any drift. Reads the cluster, never writes.
+   * While the current revision is pending or failed, drift is measured against the last deployed revision too.
+   */
   async status({ namespace, name }: AgentRefDto): Promise<StatusDto> {
     const agent = await this.require(namespace, name);
     const release = { namespace, name };
     try {
       const info = await this.helm.status(release);
-      const liveAgent = await this.kube.getAgent(namespace, name);
+      const [liveAgent, appliedAgent, deployed] = await Promise.all([
+        this.kube.getAgent(namespace, name),
+        agentInManifest(info?.manifest ?? ''),
+        info ? this.lastDeployed(release, info) : null,
+      ]);
       const folded = foldStatus({
         namespace,
         name,
         storeRevision: agent.revision,
         storeValues: { ...agent.values },
-        release: info ? { status: info.status, revision: info.revision } : null,
+        release: info ? { status: info.status, revision: info.revision, description: info.description } : null,
         releaseValues: info?.values ?? null,
-        appliedAgent: agentInManifest(info?.manifest ?? ''),
+        appliedAgent,
         liveAgent,
+        deployed,
       });
       return { namespace, name, ...folded, releaseStatus: info?.status ?? null, releaseRevision: info?.revision ?? null };
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'backend_error') throw error;
       return { namespace, name, verdict: 'unknown', message: `The cluster could not be read: ${error.message}`, releaseStatus: null, releaseRevision: null, conditions: [], drift: [] };
     }
+  }
+
+  /** For a release whose current revision is pending-* or failed: the last deployed revision's values and Agent. */
+  private async lastDeployed(release: ReleaseRef, current: ReleaseInfo): Promise<RevisionFacts | null> {
+    if (current.status !== 'failed' && !current.status.startsWith('pending')) return null;
+    const revision = lastDeployedRevision(await this.helm.history(release), current.revision);
+    if (revision === undefined) return null;
+    const info = await this.helm.status(release, revision);
+    if (!info) return null;
+    return { revision, values: info.values, agent: await agentInManifest(info.manifest) };
   }
 
   private async require(namespace: string, name: string): Promise<AgentWithLastOperation> {
@@ -166,10 +184,17 @@ export class AgentsService {
 
 }
 
-function agentInManifest(manifest: string): LiveAgent | null {
-  for (const doc of parseAllDocuments(manifest)) {
-    const object = doc.toJSON() as (LiveAgent & { kind?: string; apiVersion?: string }) | null;
-    if (object?.kind === 'Agent' && object.apiVersion?.startsWith('kagent.dev/')) return object;
-  }
-  return null;
+/** The Agent in a rendered manifest, parsed off the main thread (large manifests take seconds). */
+function agentInManifest(manifest: string): Promise<LiveAgent | null> {
+  return manifestReader.agentIn(manifest);
+}
+
+/**
+ * The revision the cluster should hold behind an unfinished or failed one: the newest `deployed`
+ * (helm keeps the previous revision deployed until an upgrade succeeds), else the newest
+ * `superseded` before the current one.
+ */
+export function lastDeployedRevision(history: HistoryEntry[], current: number): number | undefined {
+  const before = history.filter((h) => h.revision < current).sort((a, b) => b.revision - a.revision);
+  return (before.find((h) => h.status === 'deployed') ?? before.find((h) => h.status === 'superseded'))?.revision;
 }

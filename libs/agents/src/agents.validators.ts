@@ -47,8 +47,30 @@ function reservedProblem(key: string, labels: boolean): string | null {
   return null;
 }
 
+/**
+ * Kubernetes has no count limit for labels; 64 keeps an Agent's metadata readable and every status
+ * read cheap. Annotations: the API server accepts 256 KiB per object (keys plus values, UTF-8 bytes);
+ * 2 KiB of that stay free for helm's release annotations and agent-manager's display name (≤ 253 chars).
+ */
+export const MAX_LABELS = 64;
+export const MAX_ANNOTATION_BYTES = 256 * 1024 - 2048;
+
+/** The count or size cap a labels or annotations map breaks, or null. */
+export function metadataCapProblem(value: Record<string, unknown>, labels: boolean): string | null {
+  const keys = Object.keys(value);
+  if (labels) {
+    return keys.length > MAX_LABELS ? `has ${keys.length} labels, more than the ${MAX_LABELS} allowed: keep labels for selection and put the rest in annotations` : null;
+  }
+  let bytes = 0;
+  for (const key of keys) bytes += Buffer.byteLength(key) + (typeof value[key] === 'string' ? Buffer.byteLength(value[key]) : 0);
+  if (bytes <= MAX_ANNOTATION_BYTES) return null;
+  return `total ${bytes} bytes (keys and values, UTF-8), more than the ${MAX_ANNOTATION_BYTES} allowed: the Kubernetes API server accepts 256 KiB of annotations per object, of which 2 KiB stay free for helm's and agent-manager's own; keep large data out of annotations`;
+}
+
 function metadataProblems(value: unknown, labels: boolean): string[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['must be an object whose values are strings, e.g. {"team": "sre"}'];
+  const cap = metadataCapProblem(value as Record<string, unknown>, labels);
+  if (cap) return [cap];
   const problems: string[] = [];
   for (const [key, v] of Object.entries(value)) {
     const bad = keyProblem(key) ?? reservedProblem(key, labels);

@@ -1,6 +1,3 @@
-import { AppError } from '@app/common';
-import { execa } from 'execa';
-import { helmFailure } from './helm-errors.js';
 import type { HelmClient } from './helm.client.js';
 import type { ReleaseRef } from './helm.types.js';
 
@@ -20,33 +17,17 @@ export interface ReleaseRevision {
   values: Record<string, unknown>;
 }
 
-export interface HelmReleasesOptions {
-  kubeconfig?: string;
-  /** Why helm cannot reach a cluster, or undefined when it can (as HelmClient's). */
-  clusterProblem?: () => string | undefined;
-}
 
 /**
  * The releases of one chart across the cluster, and their histories: what the reconciler and
  * adoption read. Everything but the listing goes through HelmClient's public methods.
  */
 export class HelmReleases {
-  constructor(
-    private readonly helm: HelmClient,
-    private readonly options: HelmReleasesOptions = {},
-  ) {}
+  constructor(private readonly helm: HelmClient) {}
 
   /** Every release of the chart named `chartName`, in every namespace and state. */
   async ofChart(chartName: string): Promise<ListedRelease[]> {
-    const problem = this.options.clusterProblem?.();
-    if (problem) throw new AppError('backend_error', problem);
-    const env: Record<string, string> = {};
-    if (this.options.kubeconfig) env.KUBECONFIG = this.options.kubeconfig;
-    // helm 4 has no --all: name every state a current revision can be in (helm 3 and 4 alike)
-    const args = ['list', '--all-namespaces', '--deployed', '--failed', '--pending', '--uninstalling', '--output', 'json', '--max', '100000'];
-    const result = await execa(this.helm.bin, args, { reject: false, env, timeout: 60_000, stdin: 'ignore' });
-    if (result.exitCode !== 0) throw helmFailure('list', String(result.stderr || result.shortMessage || ''));
-    const rows = JSON.parse(String(result.stdout) || '[]') as { name: string; namespace: string; revision: string; status: string; chart: string }[];
+    const rows = await this.helm.listAll();
     const prefix = `${chartName}-`;
     return rows
       .filter((row) => row.chart.startsWith(prefix) && /^\d/.test(row.chart.slice(prefix.length)))

@@ -69,3 +69,18 @@ describe(HelmClient.name, () => {
     }
   });
 });
+
+describe(`${HelmClient.name} process pool`, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'helm-pool-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs the real helm one at a time with HELM_CONCURRENCY=1 and refuses a call that cannot get a slot in time with 503', async () => {
+    const helm = new HelmClient({ bin: resolveHelmBinary(), kubeconfig: unreachableKubeconfig(dir), timeoutSeconds: 30, concurrency: 1, queueSeconds: 0 });
+    const results = await Promise.allSettled([helm.template(release, chart, values), helm.template(release, chart, values)]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ code: 'unavailable', retryAfterSeconds: 1 });
+    expect(helm.poolStats).toMatchObject({ concurrency: 1, inUse: 0, queued: 0, refused: 1 });
+    await expect(helm.template(release, chart, values)).resolves.toContain('kind: Agent');
+  });
+});

@@ -1,9 +1,10 @@
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '@app/common';
 import { execa } from 'execa';
 import { helmFailure } from './helm-errors.js';
+import { HelmPool, type HelmPoolStats, type HelmPriority } from './helm-pool.js';
 import type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
 
 export interface HelmClientOptions {
@@ -15,7 +16,18 @@ export interface HelmClientOptions {
    * then every helm run against the cluster is refused with that message instead of spawning
    * helm, which would otherwise fall back to localhost:8080.
    */
-  clusterProblem?: () => string | undefined;
+  clusterProblem?: () => string | undefined | Promise<string | undefined>;
+  /** At most this many helm processes at once (HELM_CONCURRENCY); default twice the cores. */
+  concurrency?: number;
+  /** How long a call waits for a free helm slot before 503 unavailable (HELM_QUEUE_SECONDS); default 10. */
+  queueSeconds?: number;
+}
+
+export const DEFAULT_HELM_QUEUE_SECONDS = 10;
+
+/** HELM_CONCURRENCY's default: twice the cores (helm mostly waits on the API server). */
+export function defaultHelmConcurrency(): number {
+  return 2 * availableParallelism();
 }
 
 interface RunResult {
@@ -29,8 +41,19 @@ const VALUES_PREFIX = 'agent-manager-values-';
 /** The only place that runs a process: the real helm binary, always with an argument array. */
 export class HelmClient {
   private detected?: HelmVersion;
+  private readonly pool: HelmPool;
 
-  constructor(private readonly options: HelmClientOptions) {}
+  constructor(private readonly options: HelmClientOptions) {
+    this.pool = new HelmPool({
+      concurrency: options.concurrency ?? defaultHelmConcurrency(),
+      queueSeconds: options.queueSeconds ?? DEFAULT_HELM_QUEUE_SECONDS,
+    });
+  }
+
+  /** The helm process pool's numbers (in use, queued, refused), for metrics. */
+  get poolStats(): HelmPoolStats {
+    return this.pool.stats;
+  }
 
   get bin(): string {
     return this.options.bin;
@@ -39,7 +62,7 @@ export class HelmClient {
   /** Detects the helm version once; writes use it to pick flags that differ between 3 and 4. */
   async version(): Promise<HelmVersion> {
     if (this.detected) return this.detected;
-    const result = await this.run(['version', '--template', '{{.Version}}'], 30);
+    const result = await this.run(['version', '--template', '{{.Version}}'], 30, 'write');
     if (result.exitCode !== 0) throw helmFailure('version', result.stderr);
     const version = result.stdout.trim();
     const major = Number(/^v?(\d+)\./.exec(version)?.[1]);
@@ -50,9 +73,9 @@ export class HelmClient {
 
   /** Renders the chart locally (no cluster): the manifests a write would apply. */
   async template(release: ReleaseRef, chart: ChartSource, values: object): Promise<string> {
-    return this.withValues(values, async (file) => {
+    return this.withValues('read', values, async (file) => {
       const args = ['template', release.name, chart.ref, '--namespace', release.namespace, '--values', file, ...this.versionArgs(chart)];
-      const result = await this.run(args);
+      const result = await this.exec(args);
       if (result.exitCode !== 0) throw helmFailure('template', result.stderr);
       return result.stdout;
     });
@@ -63,9 +86,9 @@ export class HelmClient {
    * is the release helm recorded, its rendered manifest included: one helm process per create.
    */
   async install(release: ReleaseRef, chart: ChartSource, values: object, options: WriteOptions = {}): Promise<ReleaseInfo> {
-    this.requireCluster();
+    await this.requireCluster();
     const { major } = await this.version();
-    return this.withValues(values, async (file) => {
+    return this.withValues('write', values, async (file) => {
       const args = [
         'install', release.name, chart.ref,
         '--namespace', release.namespace,
@@ -75,7 +98,7 @@ export class HelmClient {
         '--output', 'json',
         ...this.versionArgs(chart),
       ];
-      const result = await this.run(args);
+      const result = await this.exec(args);
       if (result.exitCode !== 0) {
         if (NAME_IN_USE.test(result.stderr)) throw releaseExists(release);
         throw helmFailure('install', result.stderr);
@@ -85,9 +108,9 @@ export class HelmClient {
   }
 
   async upgradeInstall(release: ReleaseRef, chart: ChartSource, values: object, options: WriteOptions = {}): Promise<ReleaseInfo> {
-    this.requireCluster();
+    await this.requireCluster();
     const { major } = await this.version();
-    return this.withValues(values, async (file) => {
+    return this.withValues('write', values, async (file) => {
       const args = [
         'upgrade', release.name, chart.ref, '--install',
         '--namespace', release.namespace,
@@ -98,7 +121,7 @@ export class HelmClient {
         '--output', 'json',
         ...this.versionArgs(chart),
       ];
-      const result = await this.run(args);
+      const result = await this.exec(args);
       if (result.exitCode !== 0) throw helmFailure('upgrade --install', result.stderr);
       return parseRelease(result.stdout);
     });
@@ -106,7 +129,7 @@ export class HelmClient {
 
   /** The values helm holds for the release's current revision (user-supplied only). */
   async getValues(release: ReleaseRef, revision?: number): Promise<Record<string, unknown>> {
-    this.requireCluster();
+    await this.requireCluster();
     const args = ['get', 'values', release.name, '--namespace', release.namespace, '--output', 'json'];
     if (revision !== undefined) args.push('--revision', String(revision));
     const result = await this.run(args, 60);
@@ -115,16 +138,18 @@ export class HelmClient {
   }
 
   async history(release: ReleaseRef): Promise<HistoryEntry[]> {
-    this.requireCluster();
+    await this.requireCluster();
     const result = await this.run(['history', release.name, '--namespace', release.namespace, '--output', 'json', '--max', '256'], 60);
     if (result.exitCode !== 0) throw this.readFailure('history', release, result.stderr);
     return JSON.parse(result.stdout || '[]') as HistoryEntry[];
   }
 
-  /** The release's status, or null when no such release exists. */
-  async status(release: ReleaseRef): Promise<ReleaseInfo | null> {
-    this.requireCluster();
-    const result = await this.run(['status', release.name, '--namespace', release.namespace, '--output', 'json'], 60);
+  /** The release's status (of one revision when given: its values and manifest), or null when no such release exists. */
+  async status(release: ReleaseRef, revision?: number): Promise<ReleaseInfo | null> {
+    await this.requireCluster();
+    const args = ['status', release.name, '--namespace', release.namespace, '--output', 'json'];
+    if (revision !== undefined) args.push('--revision', String(revision));
+    const result = await this.run(args, 60);
     if (result.exitCode !== 0) {
       if (isReleaseNotFound(result.stderr)) return null;
       throw helmFailure('status', result.stderr);
@@ -133,7 +158,7 @@ export class HelmClient {
   }
 
   async rollback(release: ReleaseRef, revision: number, options: WriteOptions = {}): Promise<void> {
-    this.requireCluster();
+    await this.requireCluster();
     const { major } = await this.version();
     const args = [
       'rollback', release.name, String(revision),
@@ -142,16 +167,16 @@ export class HelmClient {
       '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`,
       ...(options.wait ? ['--wait'] : []),
     ];
-    const result = await this.run(args);
+    const result = await this.run(args, undefined, 'write');
     if (result.exitCode !== 0) throw helmFailure('rollback', result.stderr);
   }
 
   /** Uninstalls the release; false when there was none to remove. */
   async uninstall(release: ReleaseRef, options: WriteOptions = {}): Promise<boolean> {
-    this.requireCluster();
+    await this.requireCluster();
     const args = ['uninstall', release.name, '--namespace', release.namespace, '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`];
     if (options.wait) args.push('--wait');
-    const result = await this.run(args);
+    const result = await this.run(args, undefined, 'write');
     if (result.exitCode !== 0) {
       if (isReleaseNotFound(result.stderr)) return false;
       throw helmFailure('uninstall', result.stderr);
@@ -159,9 +184,18 @@ export class HelmClient {
     return true;
   }
 
-  private requireCluster(): void {
-    const problem = this.options.clusterProblem?.();
+  private async requireCluster(): Promise<void> {
+    const problem = await this.options.clusterProblem?.();
     if (problem) throw new AppError('backend_error', problem);
+  }
+
+  /** Every release in every namespace whose current revision is in any state (helm 4 has no --all: each state is named). */
+  async listAll(): Promise<{ name: string; namespace: string; revision: string; status: string; chart: string }[]> {
+    await this.requireCluster();
+    const args = ['list', '--all-namespaces', '--deployed', '--failed', '--pending', '--uninstalling', '--output', 'json', '--max', '100000'];
+    const result = await this.run(args, 60);
+    if (result.exitCode !== 0) throw helmFailure('list', result.stderr);
+    return JSON.parse(result.stdout || '[]') as { name: string; namespace: string; revision: string; status: string; chart: string }[];
   }
 
   private readFailure(action: string, release: ReleaseRef, stderr: string): AppError {
@@ -203,7 +237,12 @@ export class HelmClient {
     return removed;
   }
 
-  private async withValues<T>(values: object, fn: (file: string) => Promise<T>): Promise<T> {
+  /** Takes a helm slot, then writes the values file for `fn` (so queued calls hold no file). */
+  private withValues<T>(priority: HelmPriority, values: object, fn: (file: string) => Promise<T>): Promise<T> {
+    return this.pool.run(priority, () => this.withValuesFile(values, fn));
+  }
+
+  private async withValuesFile<T>(values: object, fn: (file: string) => Promise<T>): Promise<T> {
     const dir = await mkdtemp(join(tmpdir(), VALUES_PREFIX));
     const file = join(dir, 'values.json');
     try {
@@ -216,7 +255,13 @@ export class HelmClient {
     }
   }
 
-  private async run(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {
+  /** Runs helm in a pool slot: reads (the default) wait behind writes and never take the slot kept for them. */
+  private run(args: string[], timeoutSeconds?: number, priority: HelmPriority = 'read'): Promise<RunResult> {
+    return this.pool.run(priority, () => this.exec(args, timeoutSeconds));
+  }
+
+  /** Runs helm now; only for callers that hold a pool slot. */
+  private async exec(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {
     const env: Record<string, string> = {};
     if (this.options.kubeconfig) env.KUBECONFIG = this.options.kubeconfig;
     try {

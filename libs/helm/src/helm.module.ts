@@ -41,11 +41,13 @@ class HelmStartup implements OnApplicationBootstrap, OnModuleDestroy {
 }
 
 /** The helm client's options; `clusterProblem` refuses cluster calls without spawning when there is no usable cluster. */
-function helmOptions(config: AppConfig, cluster: ClusterState): HelmClientOptions & { clusterProblem: () => string | undefined } {
+function helmOptions(config: AppConfig, cluster: ClusterState): HelmClientOptions {
   return {
     bin: config.HELM_BIN ?? resolveHelmBinary(),
     kubeconfig: config.KUBECONFIG,
     timeoutSeconds: config.HELM_TIMEOUT_SECONDS,
+    concurrency: config.HELM_CONCURRENCY,
+    queueSeconds: config.HELM_QUEUE_SECONDS,
     clusterProblem: () => cluster.problem(),
   };
 }

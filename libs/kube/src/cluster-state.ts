@@ -71,12 +71,16 @@ export class ClusterState implements OnApplicationBootstrap, OnModuleDestroy {
     return this.config;
   }
 
-  /** Why a helm call against the cluster cannot work now, or undefined: what the helm client checks before it spawns. */
-  problem(): string | undefined {
+  /**
+   * Why a helm call against the cluster cannot work now, or undefined: what the helm client checks
+   * before it spawns. A cluster last seen unreachable is probed again first.
+   */
+  async problem(): Promise<string | undefined> {
     const config = this.configuration();
     if (!config.configured) return config.problem;
-    if (!this.fresh()) void this.refresh();
-    return this.probe && !this.probe.reachable ? this.unreachable(config, this.probe) : undefined;
+    // An unreachable cluster is probed again before it refuses anything: one that came back is used at once.
+    const probe = this.fresh() && this.probe?.reachable ? this.probe : await this.refresh();
+    return probe.reachable ? undefined : this.unreachable(config, probe);
   }
 
   /** The cluster's state, waiting for a new probe when the last one is stale. */

@@ -35,7 +35,7 @@ export class KubeClient {
 
   /** The live Agent, or null when the cluster has none of that name. */
   async getAgent(namespace: string, name: string): Promise<LiveAgent | null> {
-    const problem = this.cluster.problem();
+    const problem = await this.cluster.problem();
     if (problem) throw new AppError('backend_error', problem);
     const api = await this.client();
     try {
