@@ -323,4 +323,15 @@ describe('REST API (no cluster reachable)', () => {
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('not_found');
   });
+
+  it('scopes Idempotency-Key to the caller: another caller\'s same key neither collides nor replays the first answer', async () => {
+    const key = { 'idempotency-key': 'shared-key-1' };
+    const first = await call(t.url, 'PATCH', '/api/v1/agents/agents/nobody', { description: 'one' }, { ...key, 'x-actor': 'alice' });
+    expect(first.status).toBe(404);
+    const otherBody = await call(t.url, 'PATCH', '/api/v1/agents/agents/nobody', { description: 'two' }, { ...key, 'x-actor': 'alice' });
+    expect(otherBody.status).toBe(409);
+    expect(otherBody.body.error.message).toContain('"shared-key-1" was already used for a different request');
+    const otherCaller = await call(t.url, 'PATCH', '/api/v1/agents/agents/nobody', { description: 'two' }, { ...key, 'x-actor': 'bob' });
+    expect(otherCaller.status).toBe(404);
+  });
 });

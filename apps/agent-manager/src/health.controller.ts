@@ -41,8 +41,10 @@ export class HealthController {
       res.status(200).json({ status: 'ready', store: this.store.provider, cluster });
       return;
     }
-    // The driver's message may name the store's host and port: the log has it, the probe does not.
+    // PostgreSQL's driver names the store's host and port: the log has it, the probe does not. The SQLite
+    // file's own reason (removed, replaced, not writable) names only the path the operator configured.
     this.logger.warn(`readiness: the store is not usable: ${health.reason}`);
-    res.status(503).json({ status: 'not ready', reason: `the store is not usable (${this.store.provider}); the service log says why`, cluster });
+    const reason = this.store.provider === 'sqlite' ? health.reason : `the store is not usable (${this.store.provider}); the service log says why`;
+    res.status(503).json({ status: 'not ready', reason, cluster });
   }
 }

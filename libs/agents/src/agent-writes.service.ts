@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig, AppError, ERROR_STATUS, type ErrorBody } from '@app/common';
+import { AppConfig, AppError, ERROR_STATUS, OperationContexts, type ErrorBody } from '@app/common';
 import { Store } from '@app/store';
 import { AgentLeaseRepository, isRecoveryHolder, type LeaseHolder, type LeaseResult } from './agent-lease.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
@@ -163,8 +163,9 @@ export class AgentWrites {
    * Answers a write once per key: the first request runs; a retry with the same request gets
    * the first answer (or waits for it while it runs); the same key with another request is refused.
    */
-  async idempotent<T>(key: string | undefined, request: unknown, run: () => Promise<T>): Promise<T> {
-    if (!key) return run();
+  async idempotent<T>(sent: string | undefined, request: unknown, run: () => Promise<T>): Promise<T> {
+    if (!sent) return run();
+    const key = scopedKey(sent);
     const hash = createHash('sha256').update(canonicalJson(request)).digest('hex');
     const keep = this.config.IDEMPOTENCY_TTL_SECONDS * 1000;
     const pending = this.config.LEASE_TTL_SECONDS * 1000;
@@ -172,13 +173,13 @@ export class AgentWrites {
     for (;;) {
       const claim = await this.keys.claim(key, hash, pending);
       if (claim.kind === 'mismatch') {
-        throw new AppError('conflict', `idempotency key "${key}" was already used for a different request: send a new key for a new request, or resend the first request unchanged`, [
+        throw new AppError('conflict', `idempotency key "${sent}" was already used for a different request: send a new key for a new request, or resend the first request unchanged`, [
           { path: 'requestId', message: 'this key belongs to another request' },
         ]);
       }
       if (claim.kind === 'replay') return replay<T>(claim.answer.body);
       if (claim.kind === 'claimed') break;
-      if (Date.now() > deadline) throw new AppError('conflict', `a request with idempotency key "${key}" is still running: retry later with the same key`);
+      if (Date.now() > deadline) throw new AppError('conflict', `a request with idempotency key "${sent}" is still running: retry later with the same key`);
       await sleep(150);
     }
     const renew = setInterval(() => {
@@ -204,6 +205,17 @@ export class AgentWrites {
   purgeExpiredKeys(): Promise<number> {
     return this.keys.purgeExpired();
   }
+}
+
+/**
+ * A key as stored: scoped to who sent it (the verified subject; the actor named when auth is off), so
+ * the same key from two callers never collides and never replays someone else's answer.
+ */
+export function scopedKey(key: string): string {
+  const context = OperationContexts.current();
+  const verified = context.principal && context.principal.method !== 'anonymous' ? context.principal.subject : undefined;
+  const caller = createHash('sha256').update(verified ?? context.actor).digest('hex');
+  return `${caller}:${key}`;
 }
 
 function replay<T>(stored: unknown): T {

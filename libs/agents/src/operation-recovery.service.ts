@@ -35,8 +35,9 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     private readonly writes: AgentWrites,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.sweep();
+  /** The first sweep runs after start, off the way to a healthy /healthz: a write settles its own agent's pending operations anyway. */
+  onApplicationBootstrap(): void {
+    void this.sweep();
     this.timer = setInterval(() => void this.sweep(), this.config.LEASE_TTL_SECONDS * 1000);
     this.timer.unref();
   }

@@ -2,7 +2,6 @@ import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '@app/common';
-import { execa } from 'execa';
 import { helmFailure } from './helm-errors.js';
 import { HelmPool, type HelmPoolStats, type HelmPriority } from './helm-pool.js';
 import type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
@@ -265,6 +264,7 @@ export class HelmClient {
     const env: Record<string, string> = {};
     if (this.options.kubeconfig) env.KUBECONFIG = this.options.kubeconfig;
     try {
+      const { execa } = await import('execa'); // loaded with the first helm run, not at start
       const result = await execa(this.bin, args, { reject: false, env, timeout: timeoutSeconds * 1000, stdin: 'ignore' });
       if (result.timedOut) return { stdout: '', stderr: `Error: helm did not finish within ${timeoutSeconds}s`, exitCode: 124 };
       if (result.failed && result.exitCode === undefined) {

@@ -3,7 +3,6 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 
 export type StoreProvider = 'sqlite' | 'postgresql';
 
@@ -112,6 +111,7 @@ function refuseDanglingKeys(db: Database.Database, migration: string): void {
 }
 
 async function migratePostgres(url: string, migrations: Migration[]): Promise<string[]> {
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   // A connection lost mid-migration (server restart, pg_terminate_backend) rejects the pending
   // query; without a listener the client's 'error' event would also crash the process.

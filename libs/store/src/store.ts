@@ -1,9 +1,6 @@
 import { statSync } from 'node:fs';
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
-import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3';
-import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient as PostgresClient } from './generated/postgresql/client.js';
-import { PrismaClient as SqliteClient } from './generated/sqlite/client.js';
+import type { PrismaClient as SqliteClient } from './generated/sqlite/client.js';
 import { migrate, sqlitePath, type StoreProvider } from './migrator.js';
 
 /**
@@ -40,8 +37,8 @@ export class Store implements OnModuleDestroy {
     const applied = await migrate(provider, url);
     const client =
       provider === 'sqlite'
-        ? new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: `file:${sqlitePath(url)}` }) })
-        : (new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as StoreClient);
+        ? await sqliteClient(url)
+        : await postgresClient(url);
     await client.$connect();
     const store = new Store(provider, client, provider === 'sqlite' ? openedFile(sqlitePath(url)) : undefined);
     if (applied.length > 0) store.logger.log(`applied migrations: ${applied.join(', ')}`);
@@ -101,4 +98,16 @@ function fileProblem(file: OpenedFile): string | undefined {
     return `the SQLite file ${file.path} was replaced by another file while the service ran: restart the service to open it`;
   }
   return undefined;
+}
+
+/** The SQLite client and its driver, loaded only when the store is SQLite (start time and memory). */
+async function sqliteClient(url: string): Promise<StoreClient> {
+  const [{ PrismaClient }, { PrismaBetterSQLite3 }] = await Promise.all([import('./generated/sqlite/client.js'), import('@prisma/adapter-better-sqlite3')]);
+  return new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: `file:${sqlitePath(url)}` }) });
+}
+
+/** The PostgreSQL client (generated from the same model, so it has the SQLite client's API) and its driver, loaded only for PostgreSQL. */
+async function postgresClient(url: string): Promise<StoreClient> {
+  const [{ PrismaClient }, { PrismaPg }] = await Promise.all([import('./generated/postgresql/client.js'), import('@prisma/adapter-pg')]);
+  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as StoreClient;
 }
