@@ -63,7 +63,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
-    this.recovery.afterSweep(() => this.sweepPass());
+    if (this.config.RECONCILE_AUTOMATIC) this.recovery.afterSweep(() => this.sweepPass());
     setImmediate(() => {
       if (!this.closed) this.startup = this.warnAboutLostStore();
     });
