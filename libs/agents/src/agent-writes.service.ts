@@ -68,11 +68,11 @@ export class AgentWrites {
     work: (operationId: string, lease: HeldLease) => Promise<T>,
   ): Promise<T> {
     if (this.closing) throw new AppError('unavailable', 'agent-manager is shutting down and takes no new writes: retry, another replica will answer');
-    await this.requireWritableStore();
     this.running++;
     const key = `${namespace}/${name}`;
-    const leave = this.joinLine(key);
+    const leave = this.joinLine(key); // at once, before anything is awaited: the line keeps arrival order
     try {
+      await this.requireWritableStore();
       const operationId = randomUUID();
       const ttl = this.config.LEASE_TTL_SECONDS * 1000;
       const deadline = Date.now() + this.config.WRITE_QUEUE_SECONDS * 1000;
