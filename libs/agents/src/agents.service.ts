@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppError } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient, type LiveAgent } from '@app/kube';
@@ -37,7 +37,7 @@ import { WritePipeline } from './writes/write-pipeline.js';
  * answer or an AppError. Writes are plans run by the one write pipeline.
  */
 @Injectable()
-export class AgentsService {
+export class AgentsService implements OnModuleDestroy {
   constructor(
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
@@ -46,6 +46,11 @@ export class AgentsService {
   ) {}
 
   /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
+  /** The manifest reader's worker thread ends with the service. */
+  async onModuleDestroy(): Promise<void> {
+    await manifestReader.close();
+  }
+
   async list(input: ListAgentsQueryDto, scope: { namespaceLike?: string[] } = {}): Promise<AgentPageDto> {
     const status = input.status ?? 'active';
     const page = await this.repository.listPage({
