@@ -11,6 +11,7 @@ export function buildOpenApi(app: INestApplication, version: string): OpenAPIObj
     .addServer('/', 'This agent-manager (paths are relative to where the document is served)')
     .addTag('agents', 'kagent agents as helm releases of the Generic agent chart: create, read, update, validate, roll back, delete')
     .addTag('audit', 'The journal of writes and refusals: who, how, which door, what, the outcome')
+    .addTag('admin', 'Convergence: reconcile the store, helm releases and live Agents, and adopt releases the store lost')
     .addBearerAuth(
       {
         type: 'http',
