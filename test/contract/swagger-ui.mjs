@@ -74,7 +74,7 @@ async function execute(page) {
     page.click(`${OP} .execute`),
   ]);
   const expected = String(response.status());
-  await page.waitForFunction((selector, code) => document.querySelector(selector)?.textContent?.trim() === code, {}, `${RESPONSE} .response-col_status`, expected);
+  await page.waitForFunction((selector, code) => globalThis.document.querySelector(selector)?.textContent?.trim() === code, {}, `${RESPONSE} .response-col_status`, expected);
   const shown = await page.$eval(`${RESPONSE} .response-col_description pre`, (el) => el.textContent ?? '');
   return { status: expected, shown, authorization: response.request().headers().authorization };
 }
