@@ -12,7 +12,7 @@ import { call, startTestApp, type TestApp } from '../support/test-app.js';
  */
 const POLICY = `
 roles:
-  editor: [get_info, list_agents, get_agent, update_agent, list_operations, list_server_toolsets]
+  editor: [get_info, list_agents, get_agent, get_agent_status, update_agent, list_operations, list_server_toolsets]
   admin: ["*"]
 bindings:
   - role: admin
@@ -46,7 +46,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("helm's text in stored failures", () => {
+describe("helm's text reaches admins only", () => {
   it('answers the failed write itself to a non-admin with the class of failure and a reference', () => {
     expect(failed.message).not.toContain(HELM_TEXT);
     expect(failed.message).toMatch(/^the Kubernetes cluster is unreachable \(reference [0-9a-f-]{36}: an admin finds helm's message in the service log\)/);
@@ -80,5 +80,14 @@ describe("helm's text in stored failures", () => {
     expect(admin.body.lastOperation.errorMessage).toContain(`points at https://${HELM_TEXT}`);
     const journal = await call(t.url, 'GET', '/api/v1/operations?namespace=team-a&outcome=failed', undefined, bearer(ADMIN_TOKEN));
     expect(journal.body.items[0].errorMessage).toBe(admin.body.lastOperation.errorMessage);
+  });
+
+  it('answers a status read the cluster could not serve with the class and a reference to a non-admin, with the text to an admin', async () => {
+    const mine = await call(t.url, 'GET', '/api/v1/agents/team-a/helper/status', undefined, bearer(VIEWER_TOKEN));
+    expect(mine.body).toMatchObject({ verdict: 'unknown' });
+    expect(mine.body.message).toMatch(/^The cluster could not be read: the Kubernetes cluster is unreachable \(reference [0-9a-f-]{36}: /);
+    expect(mine.text).not.toContain(HELM_TEXT);
+    const admin = await call(t.url, 'GET', '/api/v1/agents/team-a/helper/status', undefined, bearer(ADMIN_TOKEN));
+    expect(admin.body.message).toContain(`points at https://${HELM_TEXT}`);
   });
 });

@@ -404,7 +404,7 @@ export class AgentsController {
   async status(@Param() ref: Record<string, string>): Promise<StatusDto> {
     const target = parseInput(AgentRefDto, ref);
     await this.access.authorize('get_agent_status', target);
-    return this.agents.status(target);
+    return this.agents.status(target, { admin: this.access.isAdmin() });
   }
 
   @Get('agents/:namespace/:name/revisions')

@@ -197,7 +197,7 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         run: async (args) => {
           const ref = parseInput(AgentRefDto, args);
           await this.access.authorize('get_agent_status', ref);
-          return this.agents.status(ref);
+          return this.agents.status(ref, { admin: this.access.isAdmin() });
         },
       },
       {
