@@ -150,7 +150,7 @@ class AgentDetailsDto {
 }
 
 /** modelConfig and toolset as an update or validate takes them: optional, never null. */
-class AgentPatchFieldsDto extends AgentDetailsDto {
+export class AgentPatchFieldsDto extends AgentDetailsDto {
   @ModelConfig(false)
   modelConfig?: string;
 

@@ -1,0 +1,2 @@
+export * from './blueprint.rules.js';
+export { toolInputSchema } from './blueprint.schema.js';
