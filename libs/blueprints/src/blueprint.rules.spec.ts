@@ -8,6 +8,7 @@ import {
   mergeArguments,
   nameProblems,
   normalizeBody,
+  upgradePatch,
   type BlueprintBody,
 } from './blueprint.rules.js';
 import { toolInputSchema } from './blueprint.schema.js';
@@ -153,5 +154,17 @@ describe('quarantine', () => {
     const reason = conflictOf(name, body, SERVED);
     expect(reason !== null).toBe(conflicted);
     if (reason) expect(reason).toMatch(/delete the blueprint/);
+  });
+});
+
+describe('the upgrade of a holder', () => {
+  const v1: BlueprintBody = { description: 'd', fixed: { modelConfig: 'm1', toolset: ['preset:none'], systemMessage: 'old', displayName: 'D' }, open: ['labels'], defaults: {} };
+
+  it.each<[string, BlueprintBody, object]>([
+    ['takes the new fixed values', { ...v1, fixed: { ...v1.fixed, modelConfig: 'm2' } }, { ...v1.fixed, modelConfig: 'm2' }],
+    ['clears what is neither fixed nor open any more', { ...v1, fixed: { modelConfig: 'm1', toolset: ['preset:none'], displayName: 'D' } }, { modelConfig: 'm1', toolset: ['preset:none'], displayName: 'D', systemMessage: '' }],
+    ['keeps the agent\'s value of what became open', { ...v1, fixed: { modelConfig: 'm1', toolset: ['preset:none'], systemMessage: 'old' }, open: ['labels', 'displayName'] }, { modelConfig: 'm1', toolset: ['preset:none'], systemMessage: 'old' }],
+  ])('%s', (_case, to, patch) => {
+    expect(upgradePatch(v1, to)).toEqual(patch);
   });
 });

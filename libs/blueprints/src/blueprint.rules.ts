@@ -235,3 +235,18 @@ export function conflictOf(name: string, storedBody: unknown, otherTools: Iterab
   const listed = problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
   return `the active version no longer passes the create checks (${listed}); delete the blueprint and create it again`;
 }
+
+/** What clears an optional create argument on an update (modelConfig and toolset are always fixed or open). */
+const CLEARED: Partial<Record<CreateArgument, unknown>> = { systemMessage: '', description: '', displayName: '', labels: {}, annotations: {} };
+
+/**
+ * The update that moves a holder from version `from` to `to`: the new fixed values; an argument
+ * fixed before and neither fixed nor open now is cleared; open arguments keep the agent's values.
+ */
+export function upgradePatch(from: BlueprintBody | null, to: BlueprintBody): Plain {
+  const patch: Plain = { ...to.fixed };
+  for (const name of Object.keys(from?.fixed ?? {}) as CreateArgument[]) {
+    if (!(name in to.fixed) && !to.open.includes(name) && name in CLEARED) patch[name] = CLEARED[name];
+  }
+  return patch;
+}

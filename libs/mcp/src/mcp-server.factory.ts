@@ -32,7 +32,7 @@ export class McpServerFactory {
    */
   async create(selection: ToolsetSelection, door: McpDoor, principal: Principal): Promise<Server> {
     const registry = this.registry;
-    const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.permits(principal, spec.name));
+    const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.permits(principal, spec.operation ?? spec.name));
     const { Server, types } = await loadMcpSdk();
     const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types;
     const SEVERITY = types.LoggingLevelSchema.options;
@@ -65,7 +65,7 @@ export class McpServerFactory {
       const spec = registry.find(name, toolsets);
       const permitted = allowed(registry.specsFor(toolsets));
       if (!spec) return errorResult(this.noSuchTool(name, permitted, door));
-      if (!this.permits(principal, name)) {
+      if (!this.permits(principal, spec.operation ?? name)) {
         this.logger.log(`${describePrincipal(principal)}: ${toolNotAllowed(name, [])}`);
         return textError(toolNotAllowed(name, permitted.map((s) => s.name)));
       }
