@@ -129,7 +129,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
       input: [],
       inputSchema: toolInputSchema(body),
       output: CreateResultDto,
-      operation: 'create_agent',
+      operations: ['create_agent', `blueprint:${name}`],
       run: (args) => this.call(name, args),
     };
     return recorded(spec, this.access);
@@ -150,7 +150,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
     const { input, violations } = callProblems(body, args);
     if (violations.length > 0) throw AppError.invalid(violations);
     const command = readInput(CreateAgentDto, input).value;
-    await this.access.authorize('create_agent', command);
+    if (!this.authorizer.isAllowed(this.access.principal(), `blueprint:${name}`, command.namespace)) await this.access.authorize('create_agent', command);
     return this.agents.create(command, { blueprint: name, version: record.activeVersion });
   }
 }

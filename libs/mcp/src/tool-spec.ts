@@ -31,7 +31,7 @@ export interface ToolSpec {
   output: Type<unknown>;
   /** A JSON Schema of the arguments, for a tool made at run time (a blueprint's): used instead of `input`'s DTOs. */
   inputSchema?: Record<string, unknown>;
-  /** The operation the policy knows this tool by, when it is not its own name (a blueprint's tool: create_agent). */
-  operation?: string;
+  /** The operations the policy knows this tool by, any of which grants it, when not its own name (a blueprint's tool). */
+  operations?: string[];
   run(args: Record<string, unknown>, context: ToolContext): Promise<object>;
 }
