@@ -58,7 +58,7 @@ describe('blueprints across replicas', () => {
 
   it('serves a version saved on A on B', async () => {
     const before = notices;
-    const saved = await rest(a.url, 'POST', '/api/v1/blueprints/incident_helper/versions', { ...HELPER, description: 'Version two of the incident helper.' });
+    const saved = await rest(a.url, 'POST', '/api/v1/blueprints/incident_helper/versions', { ...HELPER, name: undefined, description: 'Version two of the incident helper.' });
     expect(saved.status).toBe(201);
     await until('list_changed', async () => notices > before);
     const tool = await until('version 2', async () => (await toolsOnB()).find((t) => t.name === 'incident_helper' && t.description?.startsWith('Version two')));

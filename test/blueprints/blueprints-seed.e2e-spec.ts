@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { stringify } from 'yaml';
 import { call as rest, freshDatabaseUrl, startTestApp, type FreshDatabase } from '../support/test-app.js';
+
+jest.setTimeout(120_000);
 
 /** BLUEPRINTS_FILE across restarts on one store: absent → created; changed → upgraded; operator-edited → left alone. */
 describe('blueprints seeded from BLUEPRINTS_FILE', () => {
@@ -67,6 +69,6 @@ describe('blueprints seeded from BLUEPRINTS_FILE', () => {
   it('stops the start on a file with a bad blueprint, naming it', async () => {
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, stringify({ blueprints: [{ ...definition('x'), fixed: { modelConfig: 'm', toolset: ['label:x'] } }] }));
-    await expect(startTestApp({ DATABASE_URL: db.url, BLUEPRINTS_FILE: file })).rejects.toThrow(/BLUEPRINTS_FILE .*blueprints\[0\] \(explainer\): fixed\.toolset\[0\]/);
+    await expect(startTestApp({ DATABASE_URL: db.url, BLUEPRINTS_FILE: file })).rejects.toThrow(/BLUEPRINTS_FILE [\s\S]*blueprints\[0\] \(explainer\): fixed\.toolset\[0\]/);
   });
 });
