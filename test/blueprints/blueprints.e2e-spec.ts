@@ -1,9 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Store } from '@app/store';
+import { BlueprintCatalog } from '@app/blueprints';
 import { call as rest, startTestApp, type TestApp } from '../support/test-app.js';
 import { call, connect, text } from '../mcp/mcp-support.js';
 import { forgetHolder, HELPER, SECRETS, seedHolder } from './blueprints-support.js';
+
+jest.setTimeout(60_000);
 
 let t: TestApp;
 let client: Client;
@@ -147,5 +151,32 @@ describe('blueprints end to end (REST and MCP)', () => {
     const names = (await client.listTools()).tools.map((x) => x.name);
     expect(names).toContain('chat_buddy');
     expect(names).not.toContain('chat_only');
+  });
+
+  it('journals every blueprint write in the audit trail', async () => {
+    const journal = await rest(t.url, 'GET', '/api/v1/operations?limit=100');
+    const operations = journal.body.items.filter((o: { name: string }) => o.name === 'incident_helper').map((o: { operation: string }) => o.operation);
+    expect(operations).toEqual(expect.arrayContaining(['create_blueprint', 'save_blueprint_version', 'rollback_blueprint', 'delete_blueprint']));
+  });
+
+  it('quarantines a blueprint whose stored body no longer passes the checks: not served, delete-only', async () => {
+    await rest(t.url, 'POST', '/api/v1/blueprints', { ...HELPER, name: 'stale_one', note: undefined });
+    expect((await client.listTools()).tools.map((x) => x.name)).toContain('stale_one');
+    // A body a later release's rules refuse, as if stored before they tightened.
+    const store = t.app.get(Store);
+    const row = await store.client.blueprint.findUniqueOrThrow({ where: { name: 'stale_one' } });
+    await store.client.blueprintVersion.updateMany({
+      where: { blueprintId: row.id },
+      data: { body: { ...HELPER, name: undefined, note: undefined, fixed: { ...HELPER.fixed, toolset: ['label:team=sre'] } } as never },
+    });
+    await t.app.get(BlueprintCatalog).sync();
+    const listed = (await rest(t.url, 'GET', '/api/v1/blueprints')).body.items.find((b: { name: string }) => b.name === 'stale_one');
+    expect(listed).toMatchObject({ conflicted: true, conflictedReason: expect.stringMatching(/fixed\.toolset\[0\]/) });
+    expect((await client.listTools()).tools.map((x) => x.name)).not.toContain('stale_one');
+    const save = await rest(t.url, 'POST', '/api/v1/blueprints/stale_one/versions', { ...HELPER, name: undefined });
+    expect(save.status).toBe(409);
+    expect(save.body.error.message).toMatch(/conflicted.*only delete clears it/);
+    expect((await rest(t.url, 'POST', '/api/v1/blueprints/stale_one/rollback', { version: 1 })).status).toBe(409);
+    expect((await rest(t.url, 'DELETE', '/api/v1/blueprints/stale_one')).status).toBe(200);
   });
 });

@@ -44,7 +44,8 @@ export class BlueprintsRepository {
   }
 
   async list(): Promise<BlueprintRecord[]> {
-    const rows = await this.db.blueprint.findMany({ orderBy: { name: 'asc' } });
+    // by code point on both providers (PostgreSQL's collation would order "_" by its own rules)
+    const rows = (await this.db.blueprint.findMany()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     if (rows.length === 0) return [];
     const versions = await this.db.blueprintVersion.findMany({ where: { OR: rows.map((r) => ({ blueprintId: r.id, version: r.activeVersion })) } });
     const active = new Map(versions.map((v) => [v.blueprintId, v]));
