@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Authorizer } from '@app/auth';
 import { McpRegistry } from '@app/mcp';
 import { openApiDocument } from '../../apps/agent-manager/src/app.factory.js';
+import { call } from '../support/test-app.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 let t: TestApp;
@@ -30,6 +31,16 @@ describe('the registration invariant', () => {
     const names = ids.map((id) => id.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
     expect(names).toContain('list_operations');
     expect(names.filter((name) => !operations.includes(name))).toEqual([]);
+  });
+
+  it("lets the policy name a blueprint's tool, served at run time, as blueprint:<name>", async () => {
+    const blueprint = { name: 'invariant_probe', description: 'd', fixed: { modelConfig: 'm', toolset: ['preset:none'] }, open: [] };
+    expect((await call(t.url, 'POST', '/api/v1/blueprints', blueprint)).status).toBe(201);
+    const authorizer = t.app.get(Authorizer);
+    const tools = t.app.get(McpRegistry).toolNames();
+    expect(tools).toContain('invariant_probe');
+    expect(tools.filter((name) => !authorizer.operations.includes(name) && !authorizer.knows(`blueprint:${name}`))).toEqual([]);
+    expect((await call(t.url, 'DELETE', '/api/v1/blueprints/invariant_probe')).status).toBe(200);
   });
 
   it('names no operation nothing serves', () => {

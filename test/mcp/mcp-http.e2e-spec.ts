@@ -97,17 +97,19 @@ describe('MCP over Streamable HTTP', () => {
 
       const res = await fetch(`${service.base}/mcp/toolsets?benchmrks`);
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ active: ['meta', 'agents'], unknown: ['benchmrks'] });
+      expect(await res.json()).toEqual({ active: ['meta', 'agents', 'blueprints'], unknown: ['benchmrks'] });
 
       const result = await call(client, 'list_server_toolsets');
       expect(result.isError).toBeFalsy();
-      expect(result.structuredContent).toMatchObject({ active: ['meta', 'agents'], unknown: ['benchmrks'], tools: DEFAULT_TOOLS });
+      expect(result.structuredContent).toMatchObject({ active: ['meta', 'agents', 'blueprints'], unknown: ['benchmrks'], tools: DEFAULT_TOOLS });
       expect(result.structuredContent?.how_to_select).toMatch(/\?only=/);
       expect(result.structuredContent?.toolsets).toEqual([
         expect.objectContaining({ name: 'meta', default: true, always: true, active: true }),
         expect.objectContaining({ name: 'agents', default: true, always: false, active: true }),
         expect.objectContaining({ name: 'revisions', default: false, always: false, active: false }),
         expect.objectContaining({ name: 'audit', default: false, always: false, active: false }),
+        expect.objectContaining({ name: 'blueprints', default: true, always: false, active: true }),
+        expect.objectContaining({ name: 'blueprint-admin', default: false, always: false, active: false }),
         expect.objectContaining({ name: 'admin', default: false, always: false, active: false }),
       ]);
     });
@@ -127,7 +129,7 @@ describe('MCP over Streamable HTTP', () => {
 
     it('reads the ignored query keys as nothing', async () => {
       const res = await fetch(`${service.base}/mcp/toolsets?scopes=data:read`);
-      expect(await res.json()).toEqual({ active: ['meta', 'agents'], unknown: [] });
+      expect(await res.json()).toEqual({ active: ['meta', 'agents', 'blueprints'], unknown: [] });
     });
   });
 
@@ -366,7 +368,7 @@ describe('MCP deployment settings', () => {
       });
     expect(await selection('')).toEqual({ active: ['meta', 'revisions'], unknown: [] });
     expect(await selection('?tenant=a')).toEqual({ active: ['meta', 'revisions'], unknown: [] });
-    expect(await selection('?agents')).toEqual({ active: ['meta', 'agents'], unknown: [] });
+    expect(await selection('?agents')).toEqual({ active: ['meta', 'agents', 'blueprints'], unknown: [] });
     const local = await post(`${service.base}/mcp`, {}, initialize);
     expect(local.status).toBe(403);
   });

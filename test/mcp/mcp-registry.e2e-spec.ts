@@ -89,19 +89,19 @@ describe('MCP tool registry at run time (Streamable HTTP, real SDK client)', () 
   });
 
   it('serves a toolset added at run time to the sessions that select it, and not to the others', async () => {
-    const opted = await connect(service.base, '?blueprints');
+    const opted = await connect(service.base, '?extras');
     const plain = await connect(service.base);
     const optedChanges = listChanges(opted);
     const told = optedChanges.next();
-    registry.addToolset({ name: 'blueprints', title: 'Blueprints', description: 'Run-time tools', instructions: '', default: false, always: false });
-    registry.addTools([echoTool('blueprints')]);
+    registry.addToolset({ name: 'extras', title: 'Extras', description: 'Run-time tools', instructions: '', default: false, always: false });
+    registry.addTools([echoTool('extras')]);
     await told;
     try {
       expect((await opted.listTools()).tools.map((t) => t.name)).toContain('echo_blueprint');
       expect((await plain.listTools()).tools.map((t) => t.name)).not.toContain('echo_blueprint');
-      expect((await call(opted, 'list_server_toolsets')).structuredContent).toMatchObject({ active: ['meta', 'agents', 'blueprints'], unknown: [] });
+      expect((await call(opted, 'list_server_toolsets')).structuredContent).toMatchObject({ active: ['meta', 'agents', 'blueprints', 'extras'], unknown: [] });
     } finally {
-      registry.removeToolset('blueprints');
+      registry.removeToolset('extras');
     }
     expect((await opted.listTools()).tools.map((t) => t.name)).not.toContain('echo_blueprint');
     await Promise.all([opted.close(), plain.close()]);

@@ -50,7 +50,7 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     expect(names).toEqual(expect.arrayContaining(['get_info', 'list_server_toolsets', 'create_agent', 'list_agent_revisions', 'rollback_agent']));
     expect(client.getInstructions()).toContain('## Revisions');
     const toolsets = await call(client, 'list_server_toolsets');
-    expect(toolsets.structuredContent).toMatchObject({ active: ['meta', 'agents', 'revisions'], unknown: ['benchmrks'] });
+    expect(toolsets.structuredContent).toMatchObject({ active: ['meta', 'agents', 'revisions', 'blueprints'], unknown: ['benchmrks'] });
   });
 
   it('speaks of --toolsets, not of a URL, when it tells how to select toolsets', async () => {

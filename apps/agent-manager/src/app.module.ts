@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentsModule, AgentsTools, ReconcileDoor } from '@app/agents';
 import { AuthModule } from '@app/auth';
+import { BlueprintsModule, BlueprintsTools } from '@app/blueprints';
 import { AppConfig } from '@app/common';
 import { KubeModule } from '@app/kube';
 import { McpModule, McpRegistry } from '@app/mcp';
@@ -8,7 +9,7 @@ import { StoreModule } from '@app/store';
 import { HealthController } from './health.controller.js';
 
 /** What AUTHZ_POLICY_FILE may name: every MCP tool (the agents' and the transport's own) and every REST-only operation. */
-export const OPERATIONS: readonly string[] = [...AgentsTools.operations, ...ReconcileDoor.operations, ...McpRegistry.ownTools];
+export const OPERATIONS: readonly string[] = [...AgentsTools.operations, ...ReconcileDoor.operations, ...BlueprintsTools.operations, ...McpRegistry.ownTools];
 
 @Module({})
 export class AppModule {
@@ -16,7 +17,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [StoreModule, KubeModule, AuthModule.forRoot({ operations: OPERATIONS }), AgentsModule, McpModule],
+      imports: [StoreModule, KubeModule, AuthModule.forRoot({ operations: OPERATIONS }), AgentsModule, BlueprintsModule, McpModule],
       controllers: [HealthController],
       providers: [{ provide: AppConfig, useValue: config }],
       exports: [AppConfig],

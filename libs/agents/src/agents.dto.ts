@@ -150,7 +150,7 @@ class AgentDetailsDto {
 }
 
 /** modelConfig and toolset as an update or validate takes them: optional, never null. */
-class AgentPatchFieldsDto extends AgentDetailsDto {
+export class AgentPatchFieldsDto extends AgentDetailsDto {
   @ModelConfig(false)
   modelConfig?: string;
 
@@ -250,6 +250,12 @@ export class ListAgentsQueryDto {
   @IsString()
   @IsLabelSelector()
   label?: string;
+
+  @ApiPropertyOptional({ description: 'Only agents created from this blueprint (its name)', pattern: '^[a-z][a-z0-9_]{0,62}$', example: 'incident_helper' })
+  @Optional()
+  @IsString()
+  @Matches(/^[a-z][a-z0-9_]{0,62}$/, { message: 'blueprint must be a blueprint name: a lower-case letter, then up to 62 lower-case letters, digits or "_"' })
+  blueprint?: string;
 
   @ApiPropertyOptional({ description: 'Which records: active agents (default), deleted ones kept for their history, or all', enum: LIST_STATUSES, default: 'active' })
   @Optional()

@@ -27,6 +27,6 @@ const helmReleases = {
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [AgentsController, ReconcileController],
   providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, Reconciler, ReconcileDoor, ReconcileTools],
-  exports: [AgentsService, ServiceInfoService, AgentWrites, Reconciler],
+  exports: [AgentsService, AgentsRepository, ServiceInfoService, AgentWrites, Reconciler],
 })
 export class AgentsModule {}

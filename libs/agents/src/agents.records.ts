@@ -1,5 +1,5 @@
 import type { AgentRevisionRow, AgentRow, OperationRow } from '@app/store';
-import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
+import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
 
 /** An agent as the service works with it: the store's row with its JSON columns typed. */
 export interface AgentRecord {
@@ -18,6 +18,8 @@ export interface AgentRecord {
   deletedAt: Date | null;
   createdBy: string;
   updatedBy: string;
+  /** The blueprint it was created from and the version it holds; null when created directly. */
+  origin: AgentOrigin | null;
 }
 
 export interface AgentWithLastOperation extends AgentRecord {
@@ -83,6 +85,7 @@ export function toAgentRecord(row: AgentRow): AgentRecord {
     deletedAt: row.deletedAt,
     createdBy: row.createdBy,
     updatedBy: row.updatedBy,
+    origin: row.blueprintName !== null && row.blueprintVersion !== null ? { blueprint: row.blueprintName, version: row.blueprintVersion } : null,
   };
 }
 

@@ -12,7 +12,7 @@ import {
   type RevisionKind,
   type RevisionRecord,
 } from './agents.records.js';
-import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
+import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
 import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './audit/audit.records.js';
 
 export type { AgentWithLastOperation } from './agents.records.js';
@@ -27,6 +27,8 @@ export interface AppliedChange {
   rolledBackTo?: number;
   /** The chart the change was applied with, when it differs from the agent's. */
   chart?: { ref: string; version?: string };
+  /** A create through a blueprint, or an upgrade to another of its versions. */
+  origin?: AgentOrigin;
 }
 
 export interface AgentListFilter {
@@ -35,6 +37,8 @@ export interface AgentListFilter {
   state?: 'active' | 'deleted';
   /** `key=value` matches that label exactly; `key` matches any value. */
   label?: string;
+  /** Only agents created from this blueprint. */
+  blueprint?: string;
   /** Where the previous page ended: the page starts after this key (its agent may be gone). */
   after?: CursorKey;
   /** Only namespaces matching one of these SQL LIKE operands (namespacePatternToSqlLike); all when absent, none when empty. */
@@ -201,6 +205,8 @@ export class AgentsRepository {
           createdBy: change.actor,
           updatedBy: change.actor,
           lastOperationId: change.operationId,
+          blueprintName: change.origin?.blueprint ?? null,
+          blueprintVersion: change.origin?.version ?? null,
         },
       });
       await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
@@ -222,6 +228,7 @@ export class AgentsRepository {
           revision,
           helmRevision: change.helmRevision,
           ...(change.chart ? { chartRef: change.chart.ref, chartVersion: change.chart.version ?? null } : {}),
+          ...(change.origin ? { blueprintName: change.origin.blueprint, blueprintVersion: change.origin.version } : {}),
           version: { increment: 1 },
           updatedBy: change.actor,
         },
@@ -245,6 +252,19 @@ export class AgentsRepository {
       await closeSucceeded(tx, operationId, {});
       return toAgentRecord(deleted);
     });
+  }
+
+  // --- blueprints (SPEC §9) ---
+
+  /** The active agents created from a blueprint: its holders. */
+  async blueprintHolders(blueprint: string): Promise<AgentRecord[]> {
+    const rows = await this.db.agent.findMany({ where: { blueprintName: blueprint, state: 'active' }, orderBy: [{ namespace: 'asc' }, { name: 'asc' }] });
+    return rows.map(toAgentRecord);
+  }
+
+  /** Moves an agent to another version of its blueprint whose values equal its own (no helm run, no revision). */
+  async moveOrigin(agentId: string, origin: AgentOrigin): Promise<void> {
+    await this.db.$executeRaw`UPDATE "Agent" SET "blueprintName" = ${origin.blueprint}, "blueprintVersion" = ${origin.version} WHERE "id" = ${agentId}`;
   }
 
   // --- convergence (reconciler, adoption, history across lives) ---
@@ -373,6 +393,11 @@ function pageConditions(filter: AgentListFilter, idColumn: '"id"' | '"agentId"')
   return [
     filter.namespace !== undefined ? Prisma.sql`"namespace" = ${filter.namespace}` : null,
     filter.namespaceLike !== undefined ? namespaceLike(filter.namespaceLike) : null,
+    filter.blueprint !== undefined
+      ? idColumn === '"id"'
+        ? Prisma.sql`"blueprintName" = ${filter.blueprint}`
+        : Prisma.sql`"agentId" IN (SELECT "id" FROM "Agent" WHERE "blueprintName" = ${filter.blueprint})`
+      : null,
     after ? Prisma.sql`("namespace", "name", ${Prisma.raw(idColumn)}) > (${after.namespace}, ${after.name}, ${after.id})` : null,
   ].filter((c): c is Prisma.Sql => c !== null);
 }

@@ -92,6 +92,11 @@ export class OperationDto {
   @ApiProperty({ nullable: true, type: String, example: null }) errorMessage: string | null;
 }
 
+export class AgentOriginDto {
+  @ApiProperty({ description: 'The blueprint the agent was created from (its MCP tool name)', example: 'incident_helper' }) blueprint: string;
+  @ApiProperty({ type: 'integer', description: "The blueprint version the agent's values come from", example: 2 }) version: number;
+}
+
 export class AgentDto {
   @ApiProperty({ example: '0b7e6c1a-3f0d-4c55-8d2e-6a9f1e2b3c4d' }) id: string;
   @ApiProperty({ example: 'agents' }) namespace: string;
@@ -110,6 +115,8 @@ export class AgentDto {
   @ApiProperty({ example: EXAMPLE.actor }) createdBy: string;
   @ApiProperty({ example: EXAMPLE.actor }) updatedBy: string;
   @ApiProperty({ type: OperationDto, nullable: true, description: 'The latest write on this agent (in flight, failed or done)' }) lastOperation: OperationDto | null;
+  @ApiProperty({ type: AgentOriginDto, nullable: true, description: 'The blueprint and version the agent was created from (moved by an upgrade); null when created directly' })
+  blueprint: AgentOriginDto | null;
 }
 
 export class AgentPageDto {

@@ -19,7 +19,7 @@ import type {
   UpdateResultDto,
   ValidateResultDto,
 } from './agents.responses.js';
-import { pickSpec, toChartValues, type AgentSpec } from './agents.types.js';
+import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from './agents.types.js';
 import { agentView, problems, revisionView } from './agents.views.js';
 import { decodeCursor, encodeCursor } from './agents.paging.js';
 import { foldStatus, type RevisionFacts } from './agent-status.js';
@@ -59,6 +59,7 @@ export class AgentsService implements OnModuleDestroy {
       namespaceLike: scope.namespaceLike,
       state: status === 'all' ? undefined : status,
       label: input.label,
+      blueprint: input.blueprint,
       after: input.cursor ? decodeCursor(input.cursor) : undefined,
       limit: input.limit ?? 20,
     });
@@ -89,12 +90,14 @@ export class AgentsService implements OnModuleDestroy {
     return agentView(agent, agent.lastOperation);
   }
 
-  create(input: CreateAgentDto): Promise<CreateResultDto> {
-    return this.pipeline.run(createAgent(this.pipeline.tools(), input));
+  /** `origin`: the blueprint whose tool asks (its name and active version), recorded with the agent. */
+  create(input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
+    return this.pipeline.run(createAgent(this.pipeline.tools(), input, origin));
   }
 
-  update(ref: AgentRefDto, input: UpdateAgentDto): Promise<UpdateResultDto> {
-    return this.pipeline.run(updateAgent(this.pipeline.tools(), ref, input));
+  /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
+  update(ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
+    return this.pipeline.run(updateAgent(this.pipeline.tools(), ref, input, origin));
   }
 
   delete(ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {

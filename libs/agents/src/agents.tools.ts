@@ -44,7 +44,7 @@ const WRITE_NOTE = 'With dryRun: true it answers as the write would and changes 
  * Runs a tool with the MCP client's name made recordable by the journal's actor rule (the REST
  * door refuses what X-Actor breaks it); helm's own words reach admins only, in errors and in answers.
  */
-function recorded(spec: ToolSpec, access: AgentAccess): ToolSpec {
+export function recorded(spec: ToolSpec, access: AgentAccess): ToolSpec {
   return {
     ...spec,
     run: (args, context) => {

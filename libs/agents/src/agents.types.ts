@@ -45,9 +45,17 @@ export function pickSpec(input: Partial<AgentSpec>): Partial<AgentSpec> {
   return spec;
 }
 
+/** The blueprint an agent was created from, and the version it holds (SPEC §9). */
+export interface AgentOrigin {
+  blueprint: string;
+  version: number;
+}
+
 /** What a write means to apply, journaled before helm runs. */
 export interface OperationIntent {
   spec: AgentSpec;
   values: ChartValues;
   rolledBackTo?: number;
+  /** A create or upgrade through a blueprint: recorded with the agent when recovery records the write. */
+  origin?: AgentOrigin;
 }

@@ -22,6 +22,7 @@ export function agentView(record: AgentRecord, last: OperationRecord | null): Ag
     createdBy: record.createdBy,
     updatedBy: record.updatedBy,
     lastOperation: last ? operationView(last) : null,
+    blueprint: record.origin ? { ...record.origin } : null,
   };
 }
 

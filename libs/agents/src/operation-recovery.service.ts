@@ -161,7 +161,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
         await this.repository.recordDelete(agent, op.id, op.actor);
       } else if (decision.what === 'create' && intent && info) {
         await this.repository.recordCreate(op.namespace, op.name, { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION }, {
-          spec: intent.spec, values: intent.values, helmRevision: info.revision, kind: 'create', actor: op.actor, operationId: op.id,
+          spec: intent.spec, values: intent.values, helmRevision: info.revision, kind: 'create', actor: op.actor, operationId: op.id, origin: intent.origin,
         });
       } else if (decision.what === 'change' && agent && intent && info) {
         await this.repository.recordChange(agent, {
@@ -172,6 +172,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
           actor: op.actor,
           operationId: op.id,
           rolledBackTo: intent.rolledBackTo,
+          origin: intent.origin,
         });
       }
       return this.done(op, 'landed');

@@ -64,6 +64,33 @@ describe(Authorizer.name, () => {
     expect(error.message).toMatch(/^delete_agent in namespace "sandbox" is not granted to token:other \(groups: team-search\): an admin grants/);
   });
 
+  it.each<[string, string, string, boolean]>([
+    ['a blueprint named in a role', 'blueprint:incident_helper', 'team-a', true],
+    ['… only where the binding applies', 'blueprint:incident_helper', 'team-b', false],
+    ['… not another blueprint', 'blueprint:explainer', 'team-a', false],
+    ['blueprint:* grants every blueprint', 'blueprint:explainer', 'shared', true],
+  ])('grants a blueprint\'s tool by name: %s', (_case, operation, namespace, allowed) => {
+    const policy = parsePolicy(
+      `
+roles:
+  helper: ["blueprint:incident_helper"]
+  every: ["blueprint:*"]
+bindings:
+  - {role: helper, subjects: [carol], namespaces: ["team-a"]}
+  - {role: every, subjects: [carol], namespaces: ["shared"]}
+`,
+      OPERATIONS,
+    );
+    const carol: Principal = { subject: 'carol', groups: [], method: 'oidc' };
+    expect(Authorizer.fromPolicy(policy).isAllowed(carol, operation, namespace)).toBe(allowed);
+    expect(Authorizer.fromPolicy(policy).isAllowed(carol, 'create_agent', namespace)).toBe(false);
+  });
+
+  it('the admin role ("*") grants every blueprint\'s tool', () => {
+    expect(authz.isAllowed(ci, 'blueprint:anything', 'kube-system')).toBe(true);
+    expect(authz.isAllowed(payments, 'blueprint:anything', 'payments-eu')).toBe(false);
+  });
+
   it('answers nothing for an allowed call', () => {
     expect(authz.authorize(payments, 'create_agent', 'payments-eu')).toBeUndefined();
   });

@@ -1,5 +1,5 @@
 import { AppError } from '@app/common';
-import type { CompiledBinding, CompiledPolicy } from './policy.js';
+import { BLUEPRINT_GRANT, type CompiledBinding, type CompiledPolicy } from './policy.js';
 import { describePrincipal, type Principal } from './principal.js';
 
 /** Where a principal may perform an operation: everywhere, or in namespaces matching these patterns (maybe none). */
@@ -44,6 +44,11 @@ export class Authorizer {
     return this.policy.operations;
   }
 
+  /** Whether the policy can name `operation`: one the service serves, or a blueprint's tool (`blueprint:<name>`). */
+  knows(operation: string): boolean {
+    return this.known.has(operation) || BLUEPRINT_GRANT.test(operation);
+  }
+
   /** Whether `principal` may perform `operation` in `namespace` (without one: in at least one namespace). */
   isAllowed(principal: Principal, operation: string, namespace?: string): boolean {
     const scope = this.namespacesFor(principal, operation);
@@ -78,13 +83,13 @@ export class Authorizer {
   private bindingsFor(principal: Principal, operation: string): CompiledBinding[] {
     return this.policy.bindings.filter(
       (binding) =>
-        binding.operations.has(operation) &&
+        (binding.operations.has(operation) || (operation.startsWith('blueprint:') && binding.operations.has('blueprint:*'))) &&
         (binding.subjects.has('*') || binding.subjects.has(principal.subject) || principal.groups.some((group) => binding.groups.has(group))),
     );
   }
 
   private assertKnown(operation: string): void {
     // A programming error, not a caller's: every operation served must be one the policy can name.
-    if (!this.known.has(operation)) throw new Error(`operation "${operation}" is not among the operations given to the policy`);
+    if (!this.knows(operation)) throw new Error(`operation "${operation}" is not among the operations given to the policy`);
   }
 }

@@ -2,7 +2,7 @@ export { ANONYMOUS, describePrincipal, localPrincipal } from './principal.js';
 export type { AuthMethod, Principal } from './principal.js';
 export { ApiTokens, ApiTokensFileError, parseApiTokens, sha256Hex } from './api-tokens.js';
 export type { ApiTokenEntry } from './api-tokens.js';
-export { compilePolicy, parsePolicy, PolicyError } from './policy.js';
+export { BLUEPRINT_GRANT, compilePolicy, parsePolicy, PolicyError } from './policy.js';
 export type { CompiledBinding, CompiledPolicy } from './policy.js';
 export { Authorizer } from './authorizer.js';
 export type { NamespaceScope } from './authorizer.js';

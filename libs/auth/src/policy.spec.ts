@@ -35,7 +35,7 @@ describe(compilePolicy.name, () => {
     const policy = parsePolicy(ISSUE_EXAMPLE, OPERATIONS);
     expect(policy.bindings.map((b) => [b.at, b.role, [...b.operations].sort()])).toEqual([
       ['bindings[0]', 'editor', ['create_agent', 'get_agent', 'get_agent_status', 'get_info', 'list_agent_revisions', 'list_agents', 'rollback_agent', 'update_agent', 'validate_agent']],
-      ['bindings[1]', 'admin', [...OPERATIONS].sort()],
+      ['bindings[1]', 'admin', [...OPERATIONS, 'blueprint:*'].sort()],
     ]);
   });
 

@@ -44,6 +44,11 @@ export class PolicyError extends ConfigError {
 }
 
 const ROLE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
+/**
+ * A blueprint's own tool (SPEC §9), granted by name (`blueprint:incident_helper`) or all of them
+ * (`blueprint:*`): blueprints come and go at run time, so the policy names them by this form.
+ */
+export const BLUEPRINT_GRANT = /^blueprint:(\*|[a-z][a-z0-9_]{0,62})$/;
 const BINDING_KEYS = new Set(['role', 'subjects', 'groups', 'namespaces']);
 
 /** Parses YAML (or JSON) policy text against the operations the service serves. */
@@ -88,7 +93,7 @@ function readRoles(raw: unknown, operations: ReadonlySet<string>, problems: stri
   const known = `operations: ${[...operations].join(', ')}; roles: ${[...roles.keys()].join(', ') || '(none)'}`;
   for (const [name, entries] of roles) {
     entries.forEach((entry, index) => {
-      if (entry !== '*' && !operations.has(entry) && !roles.has(entry)) {
+      if (entry !== '*' && !operations.has(entry) && !roles.has(entry) && !BLUEPRINT_GRANT.test(entry)) {
         problems.push(`roles.${name}[${index}]: "${entry}" is neither an operation nor a role (${known})`);
       }
     });
@@ -111,7 +116,7 @@ function resolveRoles(roles: Map<string, string[]>, operations: readonly string[
     }
     const granted = new Set<string>();
     for (const entry of roles.get(name) ?? []) {
-      if (entry === '*') operations.forEach((op) => granted.add(op));
+      if (entry === '*') [...operations, 'blueprint:*'].forEach((op) => granted.add(op));
       else if (roles.has(entry)) visit(entry, [...path, name]).forEach((op) => granted.add(op));
       else granted.add(entry);
     }

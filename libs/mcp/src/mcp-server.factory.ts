@@ -32,7 +32,7 @@ export class McpServerFactory {
    */
   async create(selection: ToolsetSelection, door: McpDoor, principal: Principal): Promise<Server> {
     const registry = this.registry;
-    const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.permits(principal, spec.name));
+    const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.permitsTool(principal, spec));
     const { Server, types } = await loadMcpSdk();
     const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types;
     const SEVERITY = types.LoggingLevelSchema.options;
@@ -65,7 +65,7 @@ export class McpServerFactory {
       const spec = registry.find(name, toolsets);
       const permitted = allowed(registry.specsFor(toolsets));
       if (!spec) return errorResult(this.noSuchTool(name, permitted, door));
-      if (!this.permits(principal, name)) {
+      if (!this.permitsTool(principal, spec)) {
         this.logger.log(`${describePrincipal(principal)}: ${toolNotAllowed(name, [])}`);
         return textError(toolNotAllowed(name, permitted.map((s) => s.name)));
       }
@@ -101,8 +101,13 @@ export class McpServerFactory {
    */
   private permits(principal: Principal, name: string): boolean {
     const known = this.authorizer.operations;
-    if (known.includes(name)) return this.authorizer.isAllowed(principal, name);
+    if (this.authorizer.knows(name)) return this.authorizer.isAllowed(principal, name);
     return known.every((operation) => this.authorizer.namespacesFor(principal, operation).all);
+  }
+
+  /** Layer 2 for a tool the policy knows by other operations (a blueprint's): any of them grants it. */
+  private permitsTool(principal: Principal, spec: ToolSpec): boolean {
+    return (spec.operations ?? [spec.name]).some((operation) => this.permits(principal, operation));
   }
 
   private noSuchTool(name: string, specs: ToolSpec[], door: McpDoor): ErrorBody {

@@ -209,7 +209,7 @@ export class McpRegistry implements OnApplicationBootstrap {
         name: spec.name,
         title: spec.title,
         description: spec.description,
-        inputSchema: mergeObjectSchemas(spec.input.map(schemaOf)) as Tool['inputSchema'],
+        inputSchema: (spec.inputSchema ?? mergeObjectSchemas(spec.input.map(schemaOf))) as Tool['inputSchema'],
         outputSchema: { type: 'object', anyOf: [schemaOf(spec.output), ...outcomes] } as Tool['outputSchema'],
         annotations: { title: spec.title, ...spec.annotations },
       });

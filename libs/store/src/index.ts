@@ -3,5 +3,5 @@ export type { StoreClient, StoreHealth } from './store.js';
 export { StoreModule } from './store.module.js';
 export { loadMigrations, migrate } from './migrator.js';
 export type { StoreProvider } from './migrator.js';
-export type { Agent as AgentRow, AgentRevision as AgentRevisionRow, Operation as OperationRow } from './generated/sqlite/client.js';
+export type { Agent as AgentRow, AgentRevision as AgentRevisionRow, Operation as OperationRow, Blueprint as BlueprintRow, BlueprintVersion as BlueprintVersionRow } from './generated/sqlite/client.js';
 export { Prisma } from './generated/sqlite/client.js';

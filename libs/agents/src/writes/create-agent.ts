@@ -2,7 +2,7 @@ import { AppError } from '@app/common';
 import { toolsetWarnings } from '@app/toolset';
 import type { CreateAgentDto } from '../agents.dto.js';
 import type { CreateResultDto } from '../agents.responses.js';
-import { pickSpec, toChartValues, type AgentSpec } from '../agents.types.js';
+import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../agents.types.js';
 import { problems } from '../agents.views.js';
 import { appliedValues } from './write-pipeline.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
@@ -11,8 +11,11 @@ interface Checked {
   spec: AgentSpec;
 }
 
-/** Create: a new release of the agent chart (`helm install`, which refuses a name in use) and revision 1. */
-export function createAgent(tools: PlanTools, input: CreateAgentDto): WritePlan<Checked, CreateResultDto> {
+/**
+ * Create: a new release of the agent chart (`helm install`, which refuses a name in use) and revision 1.
+ * `origin`: the blueprint whose tool asked for it (recorded with the agent).
+ */
+export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: AgentOrigin): WritePlan<Checked, CreateResultDto> {
   const { namespace, name } = input;
   const spec = pickSpec(input) as AgentSpec;
   const values = toChartValues(spec);
@@ -23,7 +26,7 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto): WritePlan<
     name,
     dryRun: input.dryRun ?? false,
     idempotencyKey: input.requestId,
-    request: { ...spec, namespace, name },
+    request: { ...spec, namespace, name, ...(origin ? { blueprint: origin } : {}) },
     async check() {
       if (await tools.repository.findActive(namespace, name)) throw exists(namespace, name);
       return { spec };
@@ -32,14 +35,14 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto): WritePlan<
       const manifests = await tools.helm.template({ namespace, name }, tools.chart, values);
       return { dryRun: true, agent: null, values, manifests, warnings };
     },
-    journal: () => ({ intent: { spec, values }, baseHelmRevision: null }),
+    journal: () => ({ intent: { spec, values, origin }, baseHelmRevision: null }),
     async apply() {
       const release = await tools.helm.install({ namespace, name }, tools.chart, values);
       return { helmRevision: release.revision, values: appliedValues(input, release.values, values), manifests: release.manifest };
     },
     record: (_checked, applied, operationId) =>
       tools.repository.recordCreate(namespace, name, tools.chart, {
-        spec, values: applied.values ?? values, helmRevision: applied.helmRevision, kind: 'create', actor: tools.actor, operationId,
+        spec, values: applied.values ?? values, helmRevision: applied.helmRevision, kind: 'create', actor: tools.actor, operationId, origin,
       }),
     answer: async (_checked, applied, record) => ({ dryRun: false, agent: await tools.view(record), values: applied.values ?? values, manifests: applied.manifests, warnings }),
   };

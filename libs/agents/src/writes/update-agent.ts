@@ -3,7 +3,7 @@ import { toolsetWarnings } from '@app/toolset';
 import type { AgentRefDto, UpdateAgentDto } from '../agents.dto.js';
 import type { AgentWithLastOperation } from '../agents.records.js';
 import type { UpdateResultDto } from '../agents.responses.js';
-import { pickSpec, toChartValues, type AgentSpec, type ChartValues } from '../agents.types.js';
+import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec, type ChartValues } from '../agents.types.js';
 import { problems } from '../agents.views.js';
 import { requireAgent } from './checks.js';
 import { appliedValues } from './write-pipeline.js';
@@ -16,8 +16,11 @@ interface Checked {
   after: ChartValues;
 }
 
-/** Update: the fields sent replace theirs (toolset, labels, annotations whole); one `helm upgrade`, a new revision. */
-export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, input: UpdateAgentDto): WritePlan<Checked, UpdateResultDto> {
+/**
+ * Update: the fields sent replace theirs (toolset, labels, annotations whole); one `helm upgrade`, a new revision.
+ * `origin`: an upgrade to another version of the agent's blueprint (recorded with the change).
+ */
+export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): WritePlan<Checked, UpdateResultDto> {
   const patch = pickSpec(input);
   const warnings = (spec: AgentSpec) => problems(toolsetWarnings(spec.toolset));
   return {
@@ -26,7 +29,7 @@ export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
     name,
     dryRun: input.dryRun ?? false,
     idempotencyKey: input.requestId,
-    request: { ...patch, expectedVersion: input.expectedVersion },
+    request: { ...patch, expectedVersion: input.expectedVersion, ...(origin ? { blueprint: origin } : {}) },
     async check() {
       const agent = await requireAgent(tools, namespace, name, input.expectedVersion);
       const spec = { ...agent.spec, ...patch };
@@ -40,14 +43,14 @@ export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
       const manifests = await tools.helm.template({ namespace, name }, tools.chart, after);
       return { dryRun: true, changed: true, before, after, agent: await tools.view(agent), manifests, warnings: warnings(spec) };
     },
-    journal: ({ agent, spec, after }) => ({ agentId: agent.id, intent: { spec, values: after }, baseHelmRevision: agent.helmRevision }),
+    journal: ({ agent, spec, after }) => ({ agentId: agent.id, intent: { spec, values: after, origin }, baseHelmRevision: agent.helmRevision }),
     async apply({ after }) {
       const release = await tools.helm.upgradeInstall({ namespace, name }, tools.chart, after);
       return { helmRevision: release.revision, values: appliedValues({ namespace, name }, release.values, after), manifests: release.manifest };
     },
     record: ({ agent, spec, after }, applied, operationId) =>
       tools.repository.recordChange(agent, {
-        spec, values: applied.values ?? after, helmRevision: applied.helmRevision, kind: 'update', actor: tools.actor, operationId, chart: tools.chart,
+        spec, values: applied.values ?? after, helmRevision: applied.helmRevision, kind: 'update', actor: tools.actor, operationId, chart: tools.chart, origin,
       }),
     answer: async ({ before, after, spec }, applied, record) => ({
       dryRun: false, changed: true, before, after: applied.values ?? after, agent: await tools.view(record), manifests: applied.manifests, warnings: warnings(spec),

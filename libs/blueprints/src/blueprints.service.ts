@@ -1,0 +1,287 @@
+import { Injectable } from '@nestjs/common';
+import { AgentAccess, AgentsRepository, AgentsService, auditOf, readInput, type AgentRecord } from '@app/agents';
+import { Authorizer } from '@app/auth';
+import { AppError, OperationContexts, type ErrorDetail } from '@app/common';
+import { BLUEPRINT_NAME, bodyProblems, invalidBody, nameProblems, normalizeBody, upgradePatch, type BlueprintBody } from './blueprint.rules.js';
+import { BlueprintCatalog } from './blueprint-catalog.service.js';
+import type { BlueprintRecord } from './blueprints.records.js';
+import { BlueprintsRepository, type BlueprintWriter } from './blueprints.repository.js';
+import {
+  CreateBlueprintDto,
+  SaveBlueprintVersionDto,
+  ValidateBlueprintDto,
+  type BlueprintBodyDto,
+  type RenameBlueprintDto,
+  type RollbackBlueprintDto,
+  type UpgradeBlueprintAgentsDto,
+} from './blueprints.dto.js';
+import type {
+  BlueprintDto,
+  BlueprintListDto,
+  BlueprintRefereesDto,
+  BlueprintVersionListDto,
+  DeleteBlueprintResultDto,
+  UpgradedAgentDto,
+  UpgradeResultDto,
+  ValidateBlueprintResultDto,
+} from './blueprints.responses.js';
+import { blueprintView, summaryView, versionView } from './blueprints.views.js';
+
+/** Every blueprint operation as the policy names it (and the MCP tools are named). */
+export const BLUEPRINT_OPERATIONS = [
+  'list_blueprints',
+  'get_blueprint',
+  'list_blueprint_versions',
+  'create_blueprint',
+  'save_blueprint_version',
+  'rollback_blueprint',
+  'rename_blueprint',
+  'delete_blueprint',
+  'validate_blueprint',
+  'list_blueprint_referees',
+  'upgrade_blueprint_agents',
+] as const;
+
+/** Blueprints are not namespaced: their operations are granted on the namespace pattern "*". */
+const EVERYWHERE = '*';
+
+const bodyOf = (input: BlueprintBodyDto) => ({ description: input.description, fixed: input.fixed, open: input.open, defaults: input.defaults });
+
+/**
+ * Every blueprint operation, once, for both doors: authorized by the policy, checked by the
+ * blueprint rules, written as immutable versions, journaled, and served at once (BlueprintCatalog).
+ */
+@Injectable()
+export class BlueprintsService {
+  private readonly access: AgentAccess;
+
+  constructor(
+    private readonly repository: BlueprintsRepository,
+    private readonly catalog: BlueprintCatalog,
+    private readonly agents: AgentsService,
+    private readonly agentsRepository: AgentsRepository,
+    private readonly authorizer: Authorizer,
+  ) {
+    this.access = new AgentAccess(authorizer, agentsRepository);
+  }
+
+  async list(): Promise<BlueprintListDto> {
+    await this.authorize('list_blueprints');
+    const records = await this.repository.list();
+    return { items: records.map((record) => summaryView(record, this.catalog.conflict(record))) };
+  }
+
+  async get(name: string, version?: number): Promise<BlueprintDto> {
+    await this.authorize('get_blueprint', name);
+    const record = await this.require(name);
+    const read = await this.repository.version(record.id, version ?? record.activeVersion);
+    if (!read) throw new AppError('not_found', `blueprint ${name} has no version ${version}: its versions are 1 to ${record.latestVersion} (list_blueprint_versions)`);
+    return blueprintView(record, this.catalog.conflict(record), read);
+  }
+
+  async versions(name: string): Promise<BlueprintVersionListDto> {
+    await this.authorize('list_blueprint_versions', name);
+    const record = await this.require(name);
+    const versions = await this.repository.versions(record.id);
+    return { name, activeVersion: record.activeVersion, items: versions.map((v) => versionView(v, record.activeVersion)) };
+  }
+
+  /** Every problem of the request (its fields, the name, the body) in one 400. */
+  async create(raw: unknown): Promise<BlueprintDto> {
+    const { value: input, violations, unreadable } = readInput(CreateBlueprintDto, raw);
+    if (unreadable) throw AppError.invalid(violations);
+    await this.authorize('create_blueprint', typeof input.name === 'string' ? input.name : undefined);
+    const nameRead = violations.some((v) => v.path === 'name');
+    const problems = [...violations, ...(await this.createProblems(nameRead ? null : input.name, bodyOf(input)))];
+    if (problems.length > 0) throw invalidBody(problems);
+    const record = await this.repository.create(input.name, { body: normalizeBody(bodyOf(input)), note: input.note, owner: 'operator' }, this.writer('create_blueprint'));
+    return this.written(record);
+  }
+
+  async save(name: string, raw: unknown): Promise<BlueprintDto> {
+    const { value: input, violations, unreadable } = readInput(SaveBlueprintVersionDto, raw);
+    if (unreadable) throw AppError.invalid(violations);
+    await this.authorize('save_blueprint_version', name);
+    const record = await this.requireHealthy(name, 'save a version of');
+    if (input.expectedVersion !== undefined && input.expectedVersion !== record.latestVersion) {
+      throw new AppError('conflict', `blueprint ${name} is at version ${record.latestVersion}, not ${input.expectedVersion}: read it again (get_blueprint) and save on top of it`, [
+        { path: 'expectedVersion', message: `the latest version is ${record.latestVersion}` },
+      ]);
+    }
+    const problems = [...violations, ...bodyProblems(bodyOf(input))];
+    if (problems.length > 0) throw invalidBody(problems);
+    const next = { body: normalizeBody(bodyOf(input)), note: input.note, owner: 'operator' as const };
+    return this.written(await this.repository.append(record, next, this.writer('save_blueprint_version')));
+  }
+
+  async rollback(name: string, input: RollbackBlueprintDto): Promise<BlueprintDto> {
+    await this.authorize('rollback_blueprint', name);
+    const record = await this.requireHealthy(name, 'roll back');
+    const target = await this.repository.version(record.id, input.version);
+    if (!target) throw new AppError('not_found', `blueprint ${name} has no version ${input.version}: its versions are 1 to ${record.latestVersion} (list_blueprint_versions)`);
+    const problems = bodyProblems(target.body);
+    if (problems.length > 0) {
+      throw AppError.invalid(problems, `version ${input.version} of blueprint ${name} no longer passes the create checks: save a new version instead`);
+    }
+    const next = { body: normalizeBody(target.body as Record<string, unknown>), note: input.note, rolledBackTo: input.version, owner: 'operator' as const };
+    return this.written(await this.repository.append(record, next, this.writer('rollback_blueprint')));
+  }
+
+  async rename(name: string, input: RenameBlueprintDto): Promise<BlueprintDto> {
+    await this.authorize('rename_blueprint', name);
+    const record = await this.requireHealthy(name, 'rename');
+    if (input.newName === name) throw AppError.invalid([{ path: 'newName', message: `newName is the blueprint's name already: give another name` }]);
+    const taken = nameProblems(input.newName, this.catalog.otherTools()).map((p) => ({ ...p, path: 'newName' }));
+    if (taken.length > 0) throw AppError.invalid(taken);
+    if (await this.repository.find(input.newName)) throw new AppError('conflict', `blueprint ${input.newName} already exists: choose another name`, [{ path: 'newName', message: 'a blueprint with this name exists' }]);
+    await this.refuseHeld(record, 'rename');
+    return this.written(await this.repository.rename(record, input.newName, this.writer('rename_blueprint')));
+  }
+
+  /** Delete-only for a conflicted blueprint too; refused while agents hold it. */
+  async delete(name: string): Promise<DeleteBlueprintResultDto> {
+    await this.authorize('delete_blueprint', name);
+    const record = await this.require(name);
+    await this.refuseHeld(record, 'delete');
+    await this.repository.delete(record, this.writer('delete_blueprint'));
+    await this.catalog.sync();
+    return { name, deleted: true };
+  }
+
+  /** Exactly the pre-write checks of a create (a new name) or a save-version (an existing name); writes nothing. */
+  async validate(raw: unknown): Promise<ValidateBlueprintResultDto> {
+    const { value, violations, unreadable } = readInput(ValidateBlueprintDto, raw);
+    if (unreadable) throw AppError.invalid(violations);
+    const name = typeof value.name === 'string' ? value.name : '';
+    await this.authorize('validate_blueprint', name);
+    const existing = BLUEPRINT_NAME.test(name) ? await this.repository.find(name) : null;
+    const problems: ErrorDetail[] = violations.filter((v) => !['description', 'fixed', 'open', 'defaults', 'name'].includes(v.path));
+    if (existing) {
+      const reason = this.catalog.conflict(existing);
+      if (reason) problems.push({ path: 'name', message: `blueprint ${name} is conflicted: only delete clears it` });
+      problems.push(...bodyProblems(bodyOf(value)));
+      return { valid: problems.length === 0, checked: 'save', violations: problems };
+    }
+    problems.push(...(await this.createProblems(name, bodyOf(value))));
+    return { valid: problems.length === 0, checked: 'create', violations: problems };
+  }
+
+  async referees(name: string): Promise<BlueprintRefereesDto> {
+    await this.authorize('list_blueprint_referees', name);
+    const record = await this.require(name);
+    return this.holders(record);
+  }
+
+  /**
+   * Moves holders on older versions to the active one, each through update_agent (its own journal
+   * entry and If-Match on the version read), continuing past failures; a dry run answers before/after.
+   */
+  async upgrade(name: string, input: UpgradeBlueprintAgentsDto): Promise<UpgradeResultDto> {
+    await this.authorize('upgrade_blueprint_agents', name);
+    const record = await this.requireHealthy(name, 'upgrade the agents of');
+    const target = normalizeBody(record.body as Record<string, unknown>);
+    const wanted = input.agents ? new Set(input.agents) : undefined;
+    const holders = (await this.agentsRepository.blueprintHolders(name)).filter((a) => a.origin && a.origin.version !== record.activeVersion);
+    const chosen = holders.filter((a) => !wanted || wanted.has(`${a.namespace}/${a.name}`));
+    const bodies = new Map<number, BlueprintBody | null>();
+    const items: UpgradedAgentDto[] = [];
+    for (const agent of chosen) {
+      const from = agent.origin!.version;
+      if (!bodies.has(from)) bodies.set(from, await this.readableBody(record.id, from));
+      items.push(await this.upgradeOne(agent, upgradePatch(bodies.get(from) ?? null, target), { blueprint: name, version: record.activeVersion }, input.dryRun ?? false));
+    }
+    return { dryRun: input.dryRun ?? false, name, version: record.activeVersion, items };
+  }
+
+  private async upgradeOne(agent: AgentRecord, patch: Record<string, unknown>, origin: { blueprint: string; version: number }, dryRun: boolean): Promise<UpgradedAgentDto> {
+    const ref = { namespace: agent.namespace, name: agent.name };
+    const base = { ...ref, fromVersion: agent.origin!.version };
+    try {
+      await this.access.authorize('update_agent', ref);
+      const result = await this.agents.update(ref, { ...patch, expectedVersion: agent.version, dryRun }, origin);
+      if (!result.changed) {
+        if (!dryRun) await this.agentsRepository.moveOrigin(agent.id, origin);
+        return { ...base, outcome: 'unchanged' };
+      }
+      return { ...base, outcome: dryRun ? 'would-update' : 'updated', before: result.before, after: result.after };
+    } catch (error) {
+      return { ...base, outcome: 'failed', error: (error as Error).message };
+    }
+  }
+
+  private async readableBody(id: string, version: number): Promise<BlueprintBody | null> {
+    const read = await this.repository.version(id, version);
+    return read && bodyProblems(read.body).length === 0 ? normalizeBody(read.body as Record<string, unknown>) : null;
+  }
+
+  /** The create checks: the name (grammar, another tool's, another blueprint's) and the body. */
+  private async createProblems(name: string | null, body: unknown): Promise<ErrorDetail[]> {
+    if (name === null) return bodyProblems(body);
+    const problems = nameProblems(name, this.catalog.otherTools());
+    if (problems.length === 0 && (await this.repository.find(name))) {
+      problems.push({ path: 'name', message: `blueprint ${name} already exists: save a new version of it (save_blueprint_version) or choose another name` });
+    }
+    return [...problems, ...bodyProblems(body)];
+  }
+
+  private async holders(record: BlueprintRecord): Promise<BlueprintRefereesDto> {
+    const principal = this.access.principal();
+    const all = await this.agentsRepository.blueprintHolders(record.name);
+    const readable = all.filter((a) => this.authorizer.isAllowed(principal, 'get_agent', a.namespace));
+    const hidden = all.length - readable.length;
+    return {
+      name: record.name,
+      holders: readable.map((a) => ({ namespace: a.namespace, name: a.name, version: a.origin!.version })),
+      counted: hidden > 0 ? [{ namespaces: '*', count: hidden, summary: `agent: ${hidden} not readable with your role` }] : [],
+    };
+  }
+
+  /** 409 listing every holder (by name where the caller may read it, else counted) and who can clear them. */
+  private async refuseHeld(record: BlueprintRecord, action: 'rename' | 'delete'): Promise<void> {
+    const { holders, counted } = await this.holders(record);
+    if (holders.length === 0 && counted.length === 0) return;
+    const hidden = counted.reduce((n, c) => n + c.count, 0);
+    const named = holders.map((h) => `${h.namespace}/${h.name} (version ${h.version})`);
+    const parts = [...named, ...(hidden > 0 ? [`${hidden} agent${hidden === 1 ? '' : 's'} in namespaces you may not read`] : [])];
+    const clear =
+      hidden === 0
+        ? 'delete those agents first (delete_agent)'
+        : named.length === 0
+          ? 'ask someone who may read and delete agents in those namespaces (an admin) to delete them first'
+          : 'delete those agents first; the others need someone who may read and delete agents in their namespaces (an admin)';
+    throw new AppError(
+      'conflict',
+      `blueprint ${record.name} cannot be ${action === 'delete' ? 'deleted' : 'renamed'}: active agents created from it hold it: ${parts.join(', ')}; ${clear}`,
+      [...holders.map((h) => ({ path: `${h.namespace}/${h.name}`, message: `holds version ${h.version}` })), ...counted.map((c) => ({ path: c.namespaces, message: c.summary }))],
+    );
+  }
+
+  private async require(name: string): Promise<BlueprintRecord> {
+    const record = BLUEPRINT_NAME.test(name) ? await this.repository.find(name) : null;
+    if (!record) throw new AppError('not_found', `blueprint ${name} does not exist: list_blueprints (GET /api/v1/blueprints) shows what exists`);
+    return record;
+  }
+
+  /** A conflicted blueprint is delete-only. */
+  private async requireHealthy(name: string, action: string): Promise<BlueprintRecord> {
+    const record = await this.require(name);
+    const reason = this.catalog.conflict(record);
+    if (reason) throw new AppError('conflict', `cannot ${action} blueprint ${name}: it is conflicted (${reason}); only delete clears it`);
+    return record;
+  }
+
+  private async written(record: BlueprintRecord): Promise<BlueprintDto> {
+    await this.catalog.sync();
+    const active = await this.repository.version(record.id, record.activeVersion);
+    return blueprintView(record, this.catalog.conflict(record), active!);
+  }
+
+  private writer(operation: string): BlueprintWriter {
+    const context = OperationContexts.current();
+    return { actor: context.actor, audit: auditOf(context, operation) };
+  }
+
+  private authorize(operation: string, name?: string): Promise<void> {
+    return this.access.authorize(operation, { namespace: EVERYWHERE, name });
+  }
+}

@@ -1,0 +1,7 @@
+export * from './blueprint.rules.js';
+export { toolInputSchema } from './blueprint.schema.js';
+export { BlueprintsModule } from './blueprints.module.js';
+export { BlueprintsService, BLUEPRINT_OPERATIONS } from './blueprints.service.js';
+export { BlueprintCatalog, BLUEPRINT_POLL_MS, BLUEPRINTS_TOOLSET } from './blueprint-catalog.service.js';
+export { BlueprintsTools, BLUEPRINT_TOOLSETS } from './blueprints.tools.js';
+export { parseBlueprintsFile } from './blueprint-seeder.service.js';
