@@ -129,7 +129,7 @@ describe('deploy/charts/agent-manager', () => {
       for (const role of roles) {
         expect(role.rules).toEqual([
           { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
-          { apiGroups: ['kagent.dev'], resources: ['agents'], verbs: ['get', 'create', 'update', 'patch', 'delete'] },
+          { apiGroups: ['kagent.dev'], resources: ['agents'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
         ]);
       }
       const bindings = objects.filter((o) => o.kind === 'RoleBinding');
