@@ -65,8 +65,9 @@ describe('deploy/charts/agent-manager', () => {
   it('refuses values the schema does not know or allow', async () => {
     const base = ['-f', ciValues('single-sqlite-values.yaml')];
     expect(await refusal([...base, '--set', 'replicas=2'])).toMatch(/schema[\s\S]*replicas/);
-    expect(await refusal([...base, '--set', 'config.logLevel=loud'])).toContain('/config/logLevel');
-    expect(await refusal([...base, '--set', 'rbac.namespaces={Not_A_Namespace}'])).toContain('/rbac/namespaces/0');
+    // helm 4 names the place as a JSON pointer (/config/logLevel), helm 3 with dots (config.logLevel).
+    expect(await refusal([...base, '--set', 'config.logLevel=loud'])).toMatch(/config[./]logLevel/);
+    expect(await refusal([...base, '--set', 'rbac.namespaces={Not_A_Namespace}'])).toMatch(/rbac[./]namespaces[./]0/);
   });
 
   describe('replicas on PostgreSQL with authentication (ci/production-values.yaml)', () => {
