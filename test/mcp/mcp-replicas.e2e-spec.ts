@@ -118,14 +118,28 @@ describe('MCP across replicas without session affinity', () => {
     }, 60_000);
   });
 
-  describe('two replicas in this process, tools changed at run time', () => {
+  describe('two replicas in this process: tools changed at run time, the session cap and idle sessions', () => {
     let first: TestApp;
     let second: TestApp;
     let proxy: RoundRobinProxy;
+    const limits = { MCP_SESSIONS_PER_PRINCIPAL: '2', MCP_SESSION_IDLE_SECONDS: '10' };
+    const initialize = (base: string) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      });
+    const toolsList = (base: string, session: string) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      });
+    const end = (base: string, session: string) => fetch(`${base}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } });
 
     beforeAll(async () => {
-      first = await startTestApp();
-      second = await startTestApp({ DATABASE_URL: first.databaseUrl });
+      first = await startTestApp(limits);
+      second = await startTestApp({ ...limits, DATABASE_URL: first.databaseUrl });
       proxy = await startRoundRobinProxy([first.url, second.url]);
     }, 120_000);
 
@@ -158,7 +172,44 @@ describe('MCP across replicas without session affinity', () => {
       const posts = postsBy(proxy).slice(-4);
       expect(new Set(posts)).toEqual(new Set([0, 1]));
       removers.forEach((remove) => remove());
+      await (client.transport as StreamableHTTPClientTransport).terminateSession();
       await client.close();
     }, 60_000);
+
+    it("counts one principal's sessions on every replica against MCP_SESSIONS_PER_PRINCIPAL", async () => {
+      const opened: string[] = [];
+      for (const replica of [first, second]) {
+        const res = await initialize(replica.url);
+        await res.text();
+        expect(res.status).toBe(200);
+        opened.push(res.headers.get('mcp-session-id')!);
+      }
+      for (const replica of [first, second]) {
+        const third = await initialize(replica.url);
+        expect(third.status).toBe(429);
+        expect(((await third.json()) as { error: { message: string } }).error.message).toContain('MCP_SESSIONS_PER_PRINCIPAL=2');
+      }
+      expect((await end(second.url, opened[0])).status).toBe(200);
+      const again = await initialize(first.url);
+      await again.text();
+      expect(again.status).toBe(200);
+      for (const id of [opened[1], again.headers.get('mcp-session-id')!]) expect((await end(first.url, id)).status).toBe(200);
+    }, 60_000);
+
+    it('closes a session nobody used for MCP_SESSION_IDLE_SECONDS on every replica', async () => {
+      const res = await initialize(first.url);
+      await res.text();
+      const session = res.headers.get('mcp-session-id')!;
+      const used = await toolsList(second.url, session);
+      await used.text();
+      expect(used.status).toBe(200);
+      // Idle for 10 s, then reaped by whichever replica sweeps first (a sweep runs every few seconds).
+      // Watched in the store: a request would use the session and keep it alive.
+      for (let i = 0; i < 60 && (await first.store.client.mcpSession.count({ where: { id: session } })) > 0; i++) await new Promise((r) => setTimeout(r, 1000));
+      const probe = await toolsList(second.url, session);
+      await probe.text();
+      const status = probe.status;
+      expect(status).toBe(404);
+    }, 90_000);
   });
 });
