@@ -158,9 +158,9 @@ describe('MCP across replicas without session affinity', () => {
           resolve();
         }),
       );
-      // The client opened its GET stream after initialize; wait until a replica answered it.
-      for (let i = 0; i < 100 && !proxy.served.some((s) => s.method === 'GET'); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(proxy.served.filter((s) => s.method === 'GET')).toHaveLength(1);
+      // The client opens its GET stream after initialize; wait until a replica answered it (the stream is open).
+      for (let i = 0; i < 600 && !proxy.served.some((s) => s.method === 'GET' && s.status !== undefined); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(proxy.served.filter((s) => s.method === 'GET')).toEqual([{ method: 'GET', backend: expect.any(Number), status: 200 }]);
 
       const removers = [first, second].map((t) => t.app.get(McpRegistry).addTools([pingTool()]));
       await changed;

@@ -3,8 +3,11 @@ import { once } from 'node:events';
 
 export interface RoundRobinProxy {
   url: string;
-  /** Which backend (index) each request was sent to, in the order they arrived (a refused try not counted). */
-  served: { method: string; backend: number }[];
+  /**
+   * Which backend (index) each request was sent to, in the order they arrived (a refused try not
+   * counted), and the status the backend answered once its response headers arrived.
+   */
+  served: { method: string; backend: number; status?: number }[];
   close(): Promise<void>;
 }
 
@@ -40,15 +43,16 @@ export async function startRoundRobinProxy(backends: string[]): Promise<RoundRob
         return;
       }
       const target = targets[at];
+      const entry: RoundRobinProxy['served'][number] = { method: req.method ?? '', backend: at };
       const upstream = request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false },
         (answer: IncomingMessage) => {
+          entry.status = answer.statusCode;
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
           answer.once('error', () => res.destroy());
         },
       );
-      const entry = { method: req.method ?? '', backend: at };
       served.push(entry);
       upstream.once('error', (error: NodeJS.ErrnoException) => {
         if (error.code === 'ECONNREFUSED' && !res.headersSent) {

@@ -134,7 +134,10 @@ export class McpHttpSessions implements OnModuleDestroy {
       if (this.streams.get(session.id)?.server === server) this.streams.delete(session.id);
       void server.close();
     });
-    await transport.handleRequest(req, res, req.body);
+    const serving = transport.handleRequest(req, res, req.body);
+    // A change the client may have missed (before its stream opened, or while it reconnected from a replica that went away).
+    if (this.registry.changedSince(session.createdAt)) void announceWhenOpen(server, res);
+    await serving;
   }
 
   /** DELETE: the session ends on every replica (a stream another replica holds closes at its next sweep). */
@@ -187,6 +190,12 @@ export class McpHttpSessions implements OnModuleDestroy {
     this.streams.delete(id);
     if (stream) void stream.server.close();
   }
+}
+
+/** Sends tools/list_changed once the stream's response has started (the transport drops what comes before). */
+async function announceWhenOpen(server: Server, res: ServerResponse): Promise<void> {
+  for (let i = 0; i < 200 && !res.headersSent && !res.destroyed; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (res.headersSent && res.statusCode === 200 && !res.writableEnded) await server.sendToolListChanged().catch(() => undefined);
 }
 
 async function statelessTransport(): Promise<StreamableHTTPServerTransport> {

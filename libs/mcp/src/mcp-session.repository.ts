@@ -11,6 +11,7 @@ export interface McpSessionRecord {
   clientName: string | null;
   clientVersion: string | null;
   logLevel: string | null;
+  createdAt: Date;
   lastSeenAt: Date;
 }
 
