@@ -9,6 +9,9 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends build-essential python3 \
   && rm -rf /var/lib/apt/lists/*
 ENV npm_config_nodedir=/usr/local
+# npm 11 runs only the install scripts package.json's "allowScripts" allows (better-sqlite3's build),
+# not Prisma's engine download; node:20 ships npm 10.
+RUN npm install -g npm@11.19.1 --no-audit --no-fund
 WORKDIR /app
 # What npm ci and its postinstall (scripts/install-helm.mjs, prisma generate) read.
 COPY package.json package-lock.json prisma.config.ts ./
