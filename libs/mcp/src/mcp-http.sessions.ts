@@ -15,11 +15,6 @@ import { McpRegistry } from './mcp.registry.js';
 
 type McpRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
 
-/** A GET stream this replica holds open for a session: where its tools/list_changed go. */
-interface HeldStream {
-  server: Server;
-  principal: Principal;
-}
 
 /**
  * Streamable HTTP sessions of /mcp, with no session affinity: a session lives in the store
@@ -32,8 +27,8 @@ interface HeldStream {
 @Injectable()
 export class McpHttpSessions implements OnModuleDestroy {
   private readonly logger = new Logger('MCP');
-  /** This replica's open GET streams by session id. */
-  private readonly streams = new Map<string, HeldStream>();
+  /** This replica's open GET streams by session id (the server each stream's tools/list_changed come from). */
+  private readonly streams = new Map<string, { server: Server }>();
   /** When this replica last marked each session used in the store (marked at most every touchMs). */
   private readonly touched = new Map<string, number>();
   /** A session nobody has used for MCP_SESSION_IDLE_SECONDS is closed (its client reconnects with initialize). */
@@ -129,7 +124,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     const server = await this.serverOf(session, principal);
     const transport = await statelessTransport();
     await server.connect(transport);
-    this.streams.set(session.id, { server, principal });
+    this.streams.set(session.id, { server });
     res.once('close', () => {
       if (this.streams.get(session.id)?.server === server) this.streams.delete(session.id);
       void server.close();
