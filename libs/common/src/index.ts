@@ -6,4 +6,4 @@ export { AppConfig, ConfigError, isLoopbackHost, LOG_LEVELS, loadConfig } from '
 export type { LogLevel } from './app-config.js';
 export { PROJECT_PACKAGE, PROJECT_ROOT } from './project-root.js';
 export { OperationContexts } from './operation-context.js';
-export type { Door, OperationContext } from './operation-context.js';
+export type { Door, KubeIdentity, OperationContext } from './operation-context.js';

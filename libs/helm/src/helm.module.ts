@@ -1,5 +1,5 @@
 import { Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AppConfig } from '@app/common';
+import { AppConfig, OperationContexts } from '@app/common';
 import { ClusterState, KubeModule } from '@app/kube';
 import { HelmClient, type HelmClientOptions } from './helm.client.js';
 import { resolveHelmBinary } from './helm-binary.js';
@@ -40,7 +40,10 @@ class HelmStartup implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
-/** The helm client's options; `clusterProblem` refuses cluster calls without spawning when there is no usable cluster. */
+/**
+ * The helm client's options; `clusterProblem` refuses cluster calls without spawning when there is no
+ * usable cluster; with KUBE_IMPERSONATE each run acts as the caller of the operation context.
+ */
 function helmOptions(config: AppConfig, cluster: ClusterState): HelmClientOptions {
   return {
     bin: config.HELM_BIN ?? resolveHelmBinary(),
@@ -49,6 +52,7 @@ function helmOptions(config: AppConfig, cluster: ClusterState): HelmClientOption
     concurrency: config.HELM_CONCURRENCY,
     queueSeconds: config.HELM_QUEUE_SECONDS,
     clusterProblem: () => cluster.problem(),
+    identity: config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined,
   };
 }
 

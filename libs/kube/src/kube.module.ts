@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AppConfig } from '@app/common';
+import { AppConfig, OperationContexts } from '@app/common';
 import { ClusterState } from './cluster-state.js';
 import { KubeClient } from './kube.client.js';
 
@@ -10,7 +10,12 @@ import { KubeClient } from './kube.client.js';
       inject: [AppConfig],
       useFactory: (config: AppConfig) => new ClusterState({ ...process.env, KUBECONFIG: config.KUBECONFIG }, config.PORT),
     },
-    { provide: KubeClient, inject: [ClusterState, AppConfig], useFactory: (cluster: ClusterState, config: AppConfig) => new KubeClient(cluster, config.KUBECONFIG) },
+    {
+      provide: KubeClient,
+      inject: [ClusterState, AppConfig],
+      useFactory: (cluster: ClusterState, config: AppConfig) =>
+        new KubeClient(cluster, config.KUBECONFIG, config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined),
+    },
   ],
   exports: [KubeClient, ClusterState],
 })
