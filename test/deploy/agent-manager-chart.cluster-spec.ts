@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { AuthorizationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { execa } from 'execa';
 import { parseAllDocuments, stringify } from 'yaml';
+import { sha256Hex } from '@app/auth';
 import { resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
@@ -40,8 +41,10 @@ describe('deploy/charts/agent-manager in a real API server', () => {
     agents = await cluster.freshNamespace('agents');
   });
 
+  let impersonating: ServiceProcess | undefined;
+
   afterAll(async () => {
-    if (service && service.child.exitCode === null && service.child.signalCode === null) await service.stop();
+    for (const s of [service, impersonating]) if (s && s.child.exitCode === null && s.child.signalCode === null) await s.stop();
     await db?.drop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -122,6 +125,39 @@ describe('deploy/charts/agent-manager in a real API server', () => {
     expect(await can('', 'impersonate', '', 'users')).toBe(true);
     expect(await can('', 'impersonate', '', 'groups')).toBe(true);
     expect(await can('', 'impersonate', '', 'serviceaccounts')).toBe(false);
+  });
+
+  it("writes as the caller with KUBE_IMPERSONATE: the chart's impersonate grant is enough (helm --kube-as-user/--kube-as-group, reads with Impersonate-* headers)", async () => {
+    const token = 'am_deployer_5f4e3d2c1b0a99887766554433221100';
+    writeFileSync(join(dir, 'tokens.yaml'), stringify([{ name: 'deployer', sha256: sha256Hex(token), groups: ['deployers'] }]));
+    writeFileSync(join(dir, 'policy.yaml'), stringify({ roles: { admin: ['*'] }, bindings: [{ role: 'admin', subjects: ['token:deployer'], namespaces: ['*'] }] }));
+    const rbac = adminConfig(cluster.kubeconfig).makeApiClient(RbacAuthorizationV1Api);
+    const rules = [
+      { apiGroups: ['kagent.dev'], resources: ['agents'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+    ];
+    await rbac.createNamespacedRole({ namespace: agents, body: { metadata: { name: 'deployers' }, rules } });
+    await rbac.createNamespacedRoleBinding({
+      namespace: agents,
+      body: { metadata: { name: 'deployers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployers' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'deployers' }] },
+    });
+    impersonating = await startServiceProcess({
+      DATABASE_URL: db!.url,
+      KUBECONFIG: saKubeconfig,
+      RECONCILE_AUTOMATIC: 'false',
+      HELM_TIMEOUT_SECONDS: '60',
+      HELM_BIN: helmBin,
+      API_TOKENS_FILE: join(dir, 'tokens.yaml'),
+      AUTHZ_POLICY_FILE: join(dir, 'policy.yaml'),
+      KUBE_IMPERSONATE: 'true',
+    });
+    const auth = { authorization: `Bearer ${token}` };
+    const created = await call(impersonating.url, 'POST', '/api/v1/agents', { name: 'as-caller', namespace: agents, modelConfig: 'default-model-config', toolset: ['preset:none'] }, auth);
+    expect({ status: created.status, error: created.body?.error }).toEqual({ status: 201, error: undefined });
+    expect((await call(impersonating.url, 'GET', `/api/v1/agents/${agents}/as-caller/status`, undefined, auth)).status).toBe(200);
+    const deleted = await call(impersonating.url, 'DELETE', `/api/v1/agents/${agents}/as-caller`, undefined, auth);
+    expect({ status: deleted.status, error: deleted.body?.error }).toEqual({ status: 200, error: undefined });
+    expect(await cluster.agent(agents, 'as-caller')).toBeNull();
   });
 });
 
