@@ -1,63 +1,88 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
 import { AppConfig } from '@app/common';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { loadMcpSdk } from './mcp-sdk.js';
 import { McpServerFactory } from './mcp-server.factory.js';
+import { McpSessionRepository, type McpSessionRecord } from './mcp-session.repository.js';
 import { McpRegistry } from './mcp.registry.js';
 
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  lastSeen: number;
-  /** The principal that opened it: only it may use it. */
-  principal: Principal;
-}
+type McpRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
+
 
 /**
- * Streamable HTTP sessions of /mcp. The toolsets are read from the URL of the initialize
- * request and kept for the session: later requests' query strings are not read.
+ * Streamable HTTP sessions of /mcp, with no session affinity: a session lives in the store
+ * (McpSessionRepository), and every request is served by a server and transport of its own (the
+ * SDK's stateless transport), built from the stored session, on whichever replica it reaches.
+ * The toolsets are read from the URL of the initialize request and kept for the session: later
+ * requests' query strings are not read. A GET stream stays on the replica that took it and hears
+ * that replica's tools/list_changed; if the replica goes away, the client opens it again elsewhere.
  */
 @Injectable()
 export class McpHttpSessions implements OnModuleDestroy {
   private readonly logger = new Logger('MCP');
-  private readonly sessions = new Map<string, Session>();
+  /** This replica's open GET streams by session id (the server each stream's tools/list_changed come from). */
+  private readonly streams = new Map<string, { server: Server }>();
+  /** When this replica last marked each session used in the store (marked at most every touchMs). */
+  private readonly touched = new Map<string, number>();
   /** A session nobody has used for MCP_SESSION_IDLE_SECONDS is closed (its client reconnects with initialize). */
   private readonly idleMs: number;
+  private readonly touchMs: number;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly registry: McpRegistry,
     private readonly servers: McpServerFactory,
+    private readonly sessions: McpSessionRepository,
     private readonly config: AppConfig,
   ) {
     this.idleMs = config.MCP_SESSION_IDLE_SECONDS * 1000;
-    this.sweeper = setInterval(() => this.closeIdle(), Math.min(60_000, Math.max(1000, this.idleMs / 4))).unref();
+    this.touchMs = Math.min(30_000, this.idleMs / 10);
+    this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, Math.max(1000, this.idleMs / 4))).unref();
   }
 
   /** `req.auth` is the MCP SDK bearer middleware's (authentication on); without it the caller is anonymous. */
-  async handle(req: IncomingMessage & { body?: unknown; auth?: AuthInfo }, res: ServerResponse, query: string): Promise<void> {
+  async handle(req: McpRequest, res: ServerResponse, query: string): Promise<void> {
     const principal = principalOf(req.auth) ?? ANONYMOUS;
     const header = req.headers['mcp-session-id'];
     const id = Array.isArray(header) ? header[0] : header;
     if (refuseForbiddenArguments(req.body, res)) return;
-    if (id !== undefined) {
-      const session = this.sessions.get(id);
-      // Another principal's session id is answered as an unknown one: it learns nothing, gets nothing.
-      if (!session || !samePrincipal(session.principal, principal)) {
-        return refuse(res, 404, 'Session not found: it ended or the service restarted; start a new session with initialize (without mcp-session-id)');
+    const { types } = await loadMcpSdk();
+    const initialize = req.method === 'POST' && (Array.isArray(req.body) ? req.body.some(types.isInitializeRequest) : types.isInitializeRequest(req.body));
+    if (id === undefined) {
+      if (!initialize) {
+        return refuse(res, 400, 'Bad Request: a session starts with an initialize request (POST, Content-Type: application/json) without mcp-session-id; later requests carry the mcp-session-id it answered');
       }
-      session.lastSeen = Date.now();
-      return session.transport.handleRequest(req, res, req.body);
+      return this.open(req, res, query, principal);
     }
-    const { StreamableHTTPServerTransport, types } = await loadMcpSdk();
-    if (req.method !== 'POST' || !types.isInitializeRequest(req.body)) {
-      return refuse(res, 400, 'Bad Request: a session starts with an initialize request (POST, Content-Type: application/json) without mcp-session-id; later requests carry the mcp-session-id it answered');
+    const session = await this.sessions.find(id);
+    // Another principal's session id is answered as an unknown one: it learns nothing, gets nothing.
+    if (!session || !samePrincipal(session, principal)) {
+      return refuse(res, 404, 'Session not found: it ended or was idle too long; start a new session with initialize (without mcp-session-id)');
     }
-    const open = [...this.sessions.values()].filter((s) => samePrincipal(s.principal, principal)).length;
+    if (initialize) return refuse(res, 400, 'Invalid Request: this session is already initialized; start a new session without mcp-session-id', -32600);
+    if (req.method === 'DELETE') return this.close(session, res);
+    await this.touch(session);
+    if (req.method === 'GET') return this.hold(req, res, session, principal);
+    return this.serve(req, res, session, principal);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.sweeper);
+    // The sessions stay in the store: the clients' next requests go to another replica.
+    await Promise.allSettled([...this.streams.values()].map(({ server }) => server.close()));
+    this.streams.clear();
+  }
+
+  /** initialize: checks the principal's cap, then answers with a new session id stored for every replica. */
+  private async open(req: McpRequest, res: ServerResponse, query: string, principal: Principal): Promise<void> {
+    const open = await this.sessions.countOpen(principal);
     if (open >= this.config.MCP_SESSIONS_PER_PRINCIPAL) {
       return refuse(
         res,
@@ -67,40 +92,130 @@ export class McpHttpSessions implements OnModuleDestroy {
     }
     const toolsets = this.registry.select(query);
     const server = await this.servers.create(this.registry.parse(query), 'mcp-http', principal);
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sessionId) => {
-        this.sessions.set(sessionId, { transport, lastSeen: Date.now(), principal });
-        this.logger.log(`session ${sessionId} opened: toolsets ${toolsets.active.join(', ')}${toolsets.unknown.length > 0 ? `; unknown ${toolsets.unknown.join(', ')}` : ''}`);
+    const id = randomUUID();
+    // Stored before the answer names it, so the client's next request finds it on any replica.
+    await this.sessions.create({ id, principal, query, ...clientInfoOf(req.body), replica: this.config.REPLICA_ID });
+    this.touched.set(id, Date.now());
+    res.once('close', () => {
+      if (res.statusCode === 200) return;
+      this.touched.delete(id);
+      this.sessions.remove(id).catch((error: unknown) => this.logger.warn(`session ${id}: removing after a refused initialize failed: ${(error as Error).message}`));
+    });
+    const { StreamableHTTPServerTransport } = await loadMcpSdk();
+    // The one request with a session-id generator: it answers initialize with mcp-session-id.
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessioninitialized: () => {
+        this.logger.log(`session ${id} opened: toolsets ${toolsets.active.join(', ')}${toolsets.unknown.length > 0 ? `; unknown ${toolsets.unknown.join(', ')}` : ''}`);
       },
     });
-    transport.onclose = () => {
-      if (transport.sessionId) this.sessions.delete(transport.sessionId);
-    };
+    await this.answerOnce(server, transport, req, res);
+  }
+
+  /** Any other POST of a session: a server and a stateless transport for this request only. */
+  private async serve(req: McpRequest, res: ServerResponse, session: McpSessionRecord, principal: Principal): Promise<void> {
+    const server = await this.serverOf(session, principal);
+    await this.answerOnce(server, await statelessTransport(), req, res);
+  }
+
+  /** GET: the session's stream of server messages (tools/list_changed), held on this replica until the client leaves. */
+  private async hold(req: McpRequest, res: ServerResponse, session: McpSessionRecord, principal: Principal): Promise<void> {
+    if (this.streams.has(session.id)) return refuse(res, 409, 'Conflict: Only one SSE stream is allowed per session');
+    const server = await this.serverOf(session, principal);
+    const transport = await statelessTransport();
+    await server.connect(transport);
+    this.streams.set(session.id, { server });
+    res.once('close', () => {
+      if (this.streams.get(session.id)?.server === server) this.streams.delete(session.id);
+      void server.close();
+    });
+    const serving = transport.handleRequest(req, res, req.body);
+    // A change the client may have missed (before its stream opened, or while it reconnected from a replica that went away).
+    if (this.registry.changedSince(session.createdAt)) void announceWhenOpen(server, res);
+    await serving;
+  }
+
+  /** DELETE: the session ends on every replica (a stream another replica holds closes at its next sweep). */
+  private async close(session: McpSessionRecord, res: ServerResponse): Promise<void> {
+    await this.sessions.remove(session.id);
+    this.dropLocal(session.id);
+    res.writeHead(200).end();
+  }
+
+  private async serverOf(session: McpSessionRecord, principal: Principal): Promise<Server> {
+    return this.servers.create(this.registry.parse(session.query), 'mcp-http', principal, {
+      client: session.clientName ?? undefined,
+      level: (session.logLevel ?? undefined) as LoggingLevel | undefined,
+      saveLevel: (level) => this.sessions.setLogLevel(session.id, level),
+    });
+  }
+
+  /** Serves one request and closes its server when the response is done. */
+  private async answerOnce(server: Server, transport: StreamableHTTPServerTransport, req: McpRequest, res: ServerResponse): Promise<void> {
+    res.once('close', () => void server.close());
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
   }
 
-  async onModuleDestroy(): Promise<void> {
-    clearInterval(this.sweeper);
-    await Promise.allSettled([...this.sessions.values()].map(({ transport }) => transport.close()));
-    this.sessions.clear();
+  /** Marks the session used in the store, at most every touchMs per replica. */
+  private async touch(session: McpSessionRecord): Promise<void> {
+    const now = Date.now();
+    if (now - (this.touched.get(session.id) ?? 0) < this.touchMs) return;
+    this.touched.set(session.id, now);
+    await this.sessions.touch(session.id);
   }
 
-  private closeIdle(): void {
-    const cutoff = Date.now() - this.idleMs;
-    for (const [id, session] of this.sessions) {
-      if (session.lastSeen < cutoff) {
-        this.sessions.delete(id);
-        void session.transport.close();
-        this.logger.log(`session ${id} of ${session.principal.subject} closed: idle for more than ${this.idleMs / 1000}s`);
+  /** Ends idle sessions (whichever replica sweeps first) and this replica's streams of sessions ended elsewhere. */
+  private async sweep(): Promise<void> {
+    try {
+      for (const id of await this.sessions.removeIdle(this.idleMs)) {
+        this.logger.log(`session ${id} closed: idle for more than ${this.idleMs / 1000}s`);
+        this.dropLocal(id);
       }
+      const alive = await this.sessions.existing([...new Set([...this.streams.keys(), ...this.touched.keys()])]);
+      for (const id of [...this.streams.keys(), ...this.touched.keys()]) if (!alive.has(id)) this.dropLocal(id);
+    } catch (error) {
+      this.logger.warn(`sweeping idle MCP sessions failed: ${(error as Error).message}`);
     }
+  }
+
+  private dropLocal(id: string): void {
+    this.touched.delete(id);
+    const stream = this.streams.get(id);
+    this.streams.delete(id);
+    if (stream) void stream.server.close();
   }
 }
 
-function samePrincipal(a: Principal, b: Principal): boolean {
-  return a.subject === b.subject && a.method === b.method;
+/** Sends tools/list_changed once the stream's response has started (the transport drops what comes before). */
+async function announceWhenOpen(server: Server, res: ServerResponse): Promise<void> {
+  for (let i = 0; i < 200 && !res.headersSent && !res.destroyed; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (res.headersSent && res.statusCode === 200 && !res.writableEnded) await server.sendToolListChanged().catch(() => undefined);
+}
+
+async function statelessTransport(): Promise<StreamableHTTPServerTransport> {
+  const { StreamableHTTPServerTransport } = await loadMcpSdk();
+  return new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+}
+
+function samePrincipal(session: McpSessionRecord, principal: Principal): boolean {
+  return session.subject === principal.subject && session.authMethod === principal.method;
+}
+
+/** The client's name and version from an initialize request's params.clientInfo. */
+function clientInfoOf(body: unknown): { clientName?: string; clientVersion?: string } {
+  const message = (Array.isArray(body) ? body[0] : body) as { params?: { clientInfo?: { name?: unknown; version?: unknown } } } | undefined;
+  const info = message?.params?.clientInfo;
+  return { clientName: storable(info?.name), clientVersion: storable(info?.version) };
+}
+
+/**
+ * A client-given text as the store can hold it: NUL and unpaired surrogates become "?" (as the
+ * journal's rule for client names makes them), cut to 1024 code points (the journal keeps fewer).
+ */
+function storable(text: unknown): string | undefined {
+  // eslint-disable-next-line no-control-regex -- NUL is what PostgreSQL's text cannot hold
+  return typeof text === 'string' ? [...text.replace(/\u0000|[\uD800-\uDFFF]/gu, '?')].slice(0, 1024).join('') : undefined;
 }
 
 /** Answers a tools/call whose raw arguments hold __proto__ or constructor (the SDK's parsing would drop them). */

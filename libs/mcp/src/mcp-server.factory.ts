@@ -11,8 +11,21 @@ import type { ToolsetSelection } from './toolset-selection.js';
 const VERSION = PROJECT_PACKAGE.version ?? '0.0.0';
 
 /**
- * Builds the MCP server of one session (an HTTP session or the stdio process). The session keeps
- * what its URL (or --toolsets) selected; the tools it lists are the registry's current ones.
+ * What a session remembers beyond one HTTP request: over HTTP every request gets a server of its
+ * own (any replica may serve it), so what initialize and logging/setLevel said comes from the store.
+ */
+export interface McpSessionMemory {
+  /** The client's name from initialize. */
+  client?: string;
+  /** The logging/setLevel threshold chosen earlier in the session. */
+  level?: LoggingLevel;
+  /** Keeps a new threshold for the session's later requests. */
+  saveLevel?(level: LoggingLevel): Promise<void>;
+}
+
+/**
+ * Builds the MCP server of one session (the stdio process), or of one request of an HTTP session.
+ * The session keeps what its URL (or --toolsets) selected; the tools it lists are the registry's current ones.
  */
 @Injectable()
 export class McpServerFactory {
@@ -30,7 +43,7 @@ export class McpServerFactory {
    * tools/list shows what passes both, and a call to a listed-by-layer-1 tool that layer 2 blocks
    * answers tool_not_allowed with the session's allowed tools.
    */
-  async create(selection: ToolsetSelection, door: McpDoor, principal: Principal): Promise<Server> {
+  async create(selection: ToolsetSelection, door: McpDoor, principal: Principal, memory: McpSessionMemory = {}): Promise<Server> {
     const registry = this.registry;
     const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.permitsTool(principal, spec));
     const { Server, types } = await loadMcpSdk();
@@ -42,9 +55,10 @@ export class McpServerFactory {
     );
     // Registered after construction so this session's level is ours to read (the SDK keeps its own private).
     server.registerCapabilities({ logging: {} });
-    let threshold: LoggingLevel = 'debug';
-    server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    let threshold: LoggingLevel = memory.level ?? 'debug';
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       threshold = request.params.level;
+      await memory.saveLevel?.(threshold);
       return {};
     });
 
@@ -78,7 +92,7 @@ export class McpServerFactory {
       const target = typeof args.namespace === 'string' && typeof args.name === 'string' ? ` ${args.namespace}/${args.name}` : '';
       try {
         if (writes) await log('info', `${name}${target}: started: validating, then applying the helm release to the cluster (this can take a while)`);
-        const client = server.getClientVersion()?.name;
+        const client = server.getClientVersion()?.name ?? memory.client;
         const actor = this.authenticator.enabled ? principal.subject : actorOf(client);
         const result = await OperationContexts.run({ door, actor, client, principal }, () => spec.run(args, { toolsets, door }));
         if (writes) await log('info', `${name}${target}: done`);

@@ -1,7 +1,7 @@
 import { All, Controller, Get, Logger, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AppConfig } from '@app/common';
+import { AppConfig, mapError } from '@app/common';
 import { refusedHost } from './allowed-hosts.js';
 import { McpHttpSessions, refuse } from './mcp-http.sessions.js';
 import { McpRegistry } from './mcp.registry.js';
@@ -31,8 +31,13 @@ export class McpController {
     try {
       await this.sessions.handle(req, res, queryOf(req));
     } catch (error) {
-      this.logger.error(`/mcp ${req.method} failed: ${(error as Error)?.stack ?? String(error)}`);
-      if (!res.headersSent) refuse(res, 500, 'Internal error: the service log has the details');
+      // Sessions live in the store: a store that cannot be reached answers 503 with Retry-After, as REST does.
+      const mapped = mapError(error);
+      this.logger.error(`/mcp ${req.method} failed: errorId=${mapped.body.error.errorId} ${(error as Error)?.stack ?? String(error)}`);
+      if (res.headersSent) return;
+      if (mapped.status !== 503) return refuse(res, 500, `Internal error: the service log has the details under errorId ${mapped.body.error.errorId}`);
+      res.setHeader('retry-after', String(mapped.retryAfterSeconds));
+      refuse(res, 503, `Service Unavailable: ${mapped.body.error.message}`);
     }
   }
 

@@ -1,6 +1,7 @@
 import { Module, type INestApplication } from '@nestjs/common';
 import { McpHttpSessions } from './mcp-http.sessions.js';
 import { McpServerFactory } from './mcp-server.factory.js';
+import { McpSessionRepository } from './mcp-session.repository.js';
 import { McpController } from './mcp.controller.js';
 import { McpRegistry } from './mcp.registry.js';
 
@@ -10,7 +11,7 @@ import { McpRegistry } from './mcp.registry.js';
  */
 @Module({
   controllers: [McpController],
-  providers: [McpRegistry, McpServerFactory, McpHttpSessions],
+  providers: [McpRegistry, McpServerFactory, McpSessionRepository, McpHttpSessions],
   exports: [McpRegistry, McpServerFactory],
 })
 export class McpModule {}

@@ -40,6 +40,8 @@ export class McpRegistry implements OnApplicationBootstrap {
   private readonly specs = new Map<string, ToolSpec>();
   private readonly listeners = new Set<() => void>();
   private readonly reported = new Set<string>();
+  /** When the tools or toolsets last changed (this process's clock). */
+  private lastChange = 0;
   private readonly fallback: ToolsetSelection;
   private described = new WeakMap<ToolSpec, Tool>();
   private errorModel: Type<unknown> | undefined;
@@ -109,6 +111,11 @@ export class McpRegistry implements OnApplicationBootstrap {
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Whether the tools or toolsets changed after `time`. */
+  changedSince(time: Date): boolean {
+    return this.lastChange > time.getTime();
   }
 
   /** What a selection (a /mcp query string, or --toolsets) asks for, as the deployment reads it. */
@@ -187,6 +194,7 @@ export class McpRegistry implements OnApplicationBootstrap {
   }
 
   private changed(): void {
+    this.lastChange = Date.now();
     for (const listener of this.listeners) listener();
   }
 

