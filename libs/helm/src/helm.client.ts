@@ -18,6 +18,8 @@ export interface HelmClientOptions {
   clusterProblem?: () => string | undefined | Promise<string | undefined>;
   /** At most this many helm processes at once (HELM_CONCURRENCY); default twice the cores. */
   concurrency?: number;
+  /** Wraps every helm process (its span, metrics and log line): runs `spawn` and answers what it answered. */
+  observe?: <T extends { exitCode: number }>(args: readonly string[], spawn: () => Promise<T>) => Promise<T>;
   /** How long a call waits for a free helm slot before 503 unavailable (HELM_QUEUE_SECONDS); default 10. */
   queueSeconds?: number;
 }
@@ -260,7 +262,12 @@ export class HelmClient {
   }
 
   /** Runs helm now; only for callers that hold a pool slot. */
-  private async exec(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {
+  private exec(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {
+    const observe = this.options.observe;
+    return observe ? observe(args, () => this.spawn(args, timeoutSeconds)) : this.spawn(args, timeoutSeconds);
+  }
+
+  private async spawn(args: string[], timeoutSeconds: number): Promise<RunResult> {
     const env: Record<string, string> = {};
     if (this.options.kubeconfig) env.KUBECONFIG = this.options.kubeconfig;
     try {

@@ -1,5 +1,6 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { AppError } from '@app/common';
+import { Tracing, type Metrics } from '@app/telemetry';
 import type { ClusterState } from './cluster-state.js';
 
 export interface Condition {
@@ -31,6 +32,7 @@ export class KubeClient {
   constructor(
     private readonly cluster: ClusterState,
     private readonly kubeconfig?: string,
+    private readonly metrics?: Metrics,
   ) {}
 
   /** The live Agent, or null when the cluster has none of that name. */
@@ -38,14 +40,25 @@ export class KubeClient {
     const problem = await this.cluster.problem();
     if (problem) throw new AppError('backend_error', problem);
     const api = await this.client();
+    const started = process.hrtime.bigint();
+    let outcome = 'ok';
     try {
-      return (await api.getNamespacedCustomObject({ group: AGENT_GROUP, version: AGENT_VERSION, namespace, plural: AGENT_PLURAL, name })) as LiveAgent;
+      const attributes = { 'k8s.namespace.name': namespace, 'k8s.resource': `${AGENT_PLURAL}.${AGENT_GROUP}`, 'k8s.verb': 'get' };
+      return await Tracing.span('kube get agents', { kind: 'client', attributes }, async () => {
+        try {
+          return (await api.getNamespacedCustomObject({ group: AGENT_GROUP, version: AGENT_VERSION, namespace, plural: AGENT_PLURAL, name })) as LiveAgent;
+        } catch (error) {
+          if ((error as { code?: number }).code === 404) return null; // an answer, not a failure of the call
+          throw error;
+        }
+      });
     } catch (error) {
-      const code = (error as { code?: number }).code;
-      if (code === 404) return null;
+      outcome = 'failed';
       const body = (error as { body?: unknown }).body;
       const detail = typeof body === 'string' ? safeMessage(body) : (error as Error).message;
       throw new AppError('backend_error', `reading Agent ${namespace}/${name} from the cluster failed: ${detail}`);
+    } finally {
+      this.metrics?.kubeRequest('get', AGENT_PLURAL, outcome, Number(process.hrtime.bigint() - started) / 1e9);
     }
   }
 

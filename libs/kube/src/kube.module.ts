@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '@app/common';
+import { Metrics } from '@app/telemetry';
 import { ClusterState } from './cluster-state.js';
 import { KubeClient } from './kube.client.js';
 
@@ -10,7 +11,11 @@ import { KubeClient } from './kube.client.js';
       inject: [AppConfig],
       useFactory: (config: AppConfig) => new ClusterState({ ...process.env, KUBECONFIG: config.KUBECONFIG }, config.PORT),
     },
-    { provide: KubeClient, inject: [ClusterState, AppConfig], useFactory: (cluster: ClusterState, config: AppConfig) => new KubeClient(cluster, config.KUBECONFIG) },
+    {
+      provide: KubeClient,
+      inject: [ClusterState, AppConfig, Metrics],
+      useFactory: (cluster: ClusterState, config: AppConfig, metrics: Metrics) => new KubeClient(cluster, config.KUBECONFIG, metrics),
+    },
   ],
   exports: [KubeClient, ClusterState],
 })

@@ -5,6 +5,7 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
 import { AppConfig } from '@app/common';
+import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { loadMcpSdk } from './mcp-sdk.js';
 import { McpServerFactory } from './mcp-server.factory.js';
@@ -33,7 +34,9 @@ export class McpHttpSessions implements OnModuleDestroy {
     private readonly registry: McpRegistry,
     private readonly servers: McpServerFactory,
     private readonly config: AppConfig,
+    metrics: Metrics,
   ) {
+    metrics.watchMcpSessions(() => this.sessions.size);
     this.idleMs = config.MCP_SESSION_IDLE_SECONDS * 1000;
     this.sweeper = setInterval(() => this.closeIdle(), Math.min(60_000, Math.max(1000, this.idleMs / 4))).unref();
   }
