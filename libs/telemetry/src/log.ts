@@ -39,6 +39,8 @@ export interface LogOptions {
   stream: 'stdout' | 'stderr';
   /** No line at all (tests that host the app). */
   silent?: boolean;
+  /** Where JSON lines go instead of `stream` (specs). */
+  destination?: DestinationStream;
 }
 
 /** The fields of the current call every line carries (none for the service's own work). */
@@ -68,7 +70,7 @@ export function createLog(options: LogOptions): Pino {
     // Log stores read "level":"warn" without a table of pino's numbers; pino-pretty reads the numbers.
     ...(format === 'json' && { formatters: { level: (label: string) => ({ level: label }) } }),
   };
-  return pino(settings, format === 'pretty' ? prettyStream(fd, tty) : pino.destination({ dest: fd, sync: true }));
+  return pino(settings, options.destination ?? (format === 'pretty' ? prettyStream(fd, tty) : pino.destination({ dest: fd, sync: true })));
 }
 
 /** pino-pretty in this thread (no worker at start), colours only on a terminal. */
