@@ -360,6 +360,9 @@ function authConflicts(config: AppConfig): string[] {
         'turn authentication on, listen on a loopback address (HOST=127.0.0.1), or set AUTH_DISABLED=true to serve without authentication on purpose',
     );
   }
+  if (config.METRICS_PORT !== undefined && config.METRICS_PORT === config.PORT) {
+    problems.push(`METRICS_PORT="${config.METRICS_PORT}": it is PORT too; leave METRICS_PORT unset to serve /metrics on PORT, or choose another port`);
+  }
   if (!config.authEnabled && config.KUBE_IMPERSONATE === true) {
     problems.push('KUBE_IMPERSONATE="true": impersonation needs authenticated callers; turn authentication on (OIDC_ISSUER_URL or API_TOKENS_FILE) or drop KUBE_IMPERSONATE');
   }
