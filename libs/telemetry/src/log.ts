@@ -76,7 +76,7 @@ export function createLog(options: LogOptions): Pino {
 /** pino-pretty in this thread (no worker at start), colours only on a terminal. */
 function prettyStream(fd: number, colorize: boolean): DestinationStream {
   const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => DestinationStream;
-  return pretty({ destination: fd, sync: true, colorize, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' });
+  return pretty({ destination: fd, sync: true, colorize, ignore: 'pid,hostname,context', messageFormat: '{if context}[{context}] {end}{msg}', translateTime: 'SYS:HH:MM:ss.l' });
 }
 
 /**
