@@ -10,9 +10,13 @@ const shared = {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json' }],
   },
   testEnvironment: 'node',
+  // A ceiling for a hung test, not a timing target: a busy 2-core machine runs the store-backed
+  // suites several times slower than an idle one (jest's 5 s default failed there).
+  testTimeout: 30_000,
 };
 
 export default {
+  testTimeout: 30_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
     { ...shared, displayName: 'integration', testMatch: ['<rootDir>/{libs,apps,test}/**/*.int-spec.ts'] },

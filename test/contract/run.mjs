@@ -3,7 +3,8 @@
 //   redocly   Redocly's recommended rules: zero errors, zero warnings (redocly.yaml)
 //   spectral  Spectral's oas ruleset: zero errors, zero warnings (.spectral.yaml)
 //   client    an openapi-typescript client of the document compiles under tsc --strict (client-check.mts)
-//   swagger   Swagger UI's Try it out on create, unchanged, is a dry run (swagger-ui.mjs)
+//   swagger   Swagger UI's Try it out on create, unchanged, is a dry run; with auth on, it answers 401
+//             until Authorize is given an API token, then the dry run (swagger-ui.mjs)
 // Needs `npm ci --prefix test/contract` (CI does it) and, for the browser, Debian's chromium.
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -63,7 +64,7 @@ async function swagger() {
     const { stdout } = await run(process.execPath, [join(here, 'swagger-ui.mjs')], { cwd: here, maxBuffer: 16 * 1024 * 1024 });
     return { ok: true, summary: stdout.trim().split('\n').pop().replace(/^swagger-ui: /, ''), detail: '' };
   } catch (error) {
-    return { ok: false, summary: 'Try it out on create failed', detail: `${error.stdout ?? ''}${error.stderr ?? ''}` };
+    return { ok: false, summary: 'Try it out on create (without and with auth) failed', detail: `${error.stdout ?? ''}${error.stderr ?? ''}` };
   }
 }
 

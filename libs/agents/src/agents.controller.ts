@@ -19,7 +19,7 @@ import {
 } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { catchError, Observable, throwError } from 'rxjs';
+import { catchError, map, Observable, throwError } from 'rxjs';
 import { Authenticator, Authorizer } from '@app/auth';
 import { AppError, OperationContexts, type ErrorBody, type NewOperationContext } from '@app/common';
 import {
@@ -54,7 +54,7 @@ import {
   ValidateResultDto,
 } from './agents.responses.js';
 import { isRecordableActor } from './actor.js';
-import { forCaller, isAdmin } from './audit/backend-errors.js';
+import { answerForCaller, forCaller, isAdmin } from './audit/backend-errors.js';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 import { AgentAccess } from './audit/agent-access.js';
@@ -163,7 +163,7 @@ function headers(req: Request): WriteHeaders {
 /**
  * Every REST call runs in an operation context naming the caller: authenticated (Authorization:
  * Bearer), then the principal's subject acts and X-Actor is only a note; with authentication off
- * the X-Actor header (or "api") acts, as before. helm's own words reach admins only.
+ * the X-Actor header (or "api") acts, as before. helm's own words reach admins only, in errors and in answers.
  */
 @Injectable()
 export class RestContextInterceptor implements NestInterceptor {
@@ -181,7 +181,10 @@ export class RestContextInterceptor implements NestInterceptor {
           OperationContexts.run(operation, () =>
             next
               .handle()
-              .pipe(catchError((error: unknown) => throwError(() => forCaller(error, isAdmin(this.authorizer, operation.principal)))))
+              .pipe(
+                map((answer: unknown) => answerForCaller(answer, isAdmin(this.authorizer, operation.principal))),
+                catchError((error: unknown) => throwError(() => forCaller(error, isAdmin(this.authorizer, operation.principal)))),
+              )
               .subscribe(subscriber),
           ),
         )
@@ -402,7 +405,7 @@ export class AgentsController {
   async status(@Param() ref: Record<string, string>): Promise<StatusDto> {
     const target = parseInput(AgentRefDto, ref);
     await this.access.authorize('get_agent_status', target);
-    return this.agents.status(target);
+    return this.agents.status(target, { admin: this.access.isAdmin() });
   }
 
   @Get('agents/:namespace/:name/revisions')

@@ -24,6 +24,7 @@ import { agentView, problems, revisionView } from './agents.views.js';
 import { decodeCursor, encodeCursor } from './agents.paging.js';
 import { foldStatus, type RevisionFacts } from './agent-status.js';
 import { decodeOperationCursor, encodeOperationCursor, operationView } from './audit/audit.records.js';
+import { forCaller } from './audit/backend-errors.js';
 import { manifestReader } from './manifest-reader.js';
 import { createAgent } from './writes/create-agent.js';
 import { deleteAgent } from './writes/delete-agent.js';
@@ -142,8 +143,9 @@ export class AgentsService implements OnModuleDestroy {
   /**
    * The verdict folded from the release, the live Agent's conditions and any drift. Reads the cluster, never writes.
    * While the current revision is pending or failed, drift is measured against the last deployed revision too.
+   * When the cluster cannot be read, `caller.admin` reads helm's words in the message, others the class and a reference.
    */
-  async status({ namespace, name }: AgentRefDto): Promise<StatusDto> {
+  async status({ namespace, name }: AgentRefDto, caller: { admin: boolean }): Promise<StatusDto> {
     const agent = await this.require(namespace, name);
     const release = { namespace, name };
     try {
@@ -167,7 +169,8 @@ export class AgentsService implements OnModuleDestroy {
       return { namespace, name, ...folded, releaseStatus: info?.status ?? null, releaseRevision: info?.revision ?? null };
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'backend_error') throw error;
-      return { namespace, name, verdict: 'unknown', message: `The cluster could not be read: ${error.message}`, releaseStatus: null, releaseRevision: null, conditions: [], drift: [] };
+      const shown = (forCaller(error, caller.admin) as AppError).message;
+      return { namespace, name, verdict: 'unknown', message: `The cluster could not be read: ${shown}`, releaseStatus: null, releaseRevision: null, conditions: [], drift: [] };
     }
   }
 

@@ -31,7 +31,7 @@ import {
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 import { AGENT_OPERATIONS, AgentAccess } from './audit/agent-access.js';
-import { forCaller } from './audit/backend-errors.js';
+import { answerForCaller, forCaller } from './audit/backend-errors.js';
 import { ErrorResponseDto } from './error-response.dto.js';
 import { CAPABILITIES, ServiceInfoService } from './service-info.service.js';
 
@@ -42,7 +42,7 @@ const WRITE_NOTE = 'With dryRun: true it answers as the write would and changes 
 
 /**
  * Runs a tool with the MCP client's name made recordable by the journal's actor rule (the REST
- * door refuses what X-Actor breaks it); helm's own words reach admins only.
+ * door refuses what X-Actor breaks it); helm's own words reach admins only, in errors and in answers.
  */
 function recorded(spec: ToolSpec, access: AgentAccess): ToolSpec {
   return {
@@ -52,7 +52,7 @@ function recorded(spec: ToolSpec, access: AgentAccess): ToolSpec {
       const client = current.client === undefined ? undefined : recordableActor(current.client);
       return OperationContexts.run({ ...current, actor: recordableActor(current.actor), client }, async () => {
         try {
-          return await spec.run(args, context);
+          return answerForCaller(await spec.run(args, context), access.isAdmin());
         } catch (error) {
           throw forCaller(error, access.isAdmin());
         }
@@ -175,7 +175,7 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         title: 'Get an agent',
         toolset: 'agents',
         description:
-          'Reads one agent from the store: its declared fields, the chart values applied, its toolset exactly as written, its revision, and its last operation (a failed write shows here with helm\'s message). Writes nothing.',
+          'Reads one agent from the store: its declared fields, the chart values applied, its toolset exactly as written, its revision, and its last operation (a failed write shows here: with helm\'s message to admins, with the class of failure and a reference to others). Writes nothing.',
         annotations: READ_STORE,
         input: [AgentRefDto],
         output: AgentDto,
@@ -197,7 +197,7 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         run: async (args) => {
           const ref = parseInput(AgentRefDto, args);
           await this.access.authorize('get_agent_status', ref);
-          return this.agents.status(ref);
+          return this.agents.status(ref, { admin: this.access.isAdmin() });
         },
       },
       {

@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AppConfig, AppError } from '@app/common';
+import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient } from '@app/helm';
 import { AgentLeaseRepository, recoveryOwner } from './agent-lease.repository.js';
 import { AgentsRepository } from './agents.repository.js';
@@ -128,7 +128,12 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  async resolve(op: OperationRecord): Promise<Resolution> {
+  /** Reads helm as the service itself (no impersonation), even inside a caller's write: it finishes someone else's operation. */
+  resolve(op: OperationRecord): Promise<Resolution> {
+    return OperationContexts.asService(() => this.resolveAsService(op));
+  }
+
+  private async resolveAsService(op: OperationRecord): Promise<Resolution> {
     const release = { namespace: op.namespace, name: op.name };
     let info;
     try {

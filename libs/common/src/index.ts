@@ -6,4 +6,4 @@ export { AppConfig, ConfigError, isLoopbackHost, LOG_FORMATS, LOG_LEVELS, loadCo
 export type { LogFormat, LogLevel } from './app-config.js';
 export { PROJECT_PACKAGE, PROJECT_ROOT } from './project-root.js';
 export { OperationContexts } from './operation-context.js';
-export type { CallFacts, Door, NewOperationContext, OperationContext } from './operation-context.js';
+export type { CallFacts, Door, KubeIdentity, NewOperationContext, OperationContext } from './operation-context.js';

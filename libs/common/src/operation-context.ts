@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { AppError } from './app-error.js';
 
 /** Which door a request came through. `internal` is the service's own work (recovery sweeps, start-up). */
 export type Door = 'rest' | 'mcp-http' | 'mcp-stdio' | 'internal';
@@ -36,7 +37,15 @@ export interface OperationContext {
   principal?: { subject: string; groups: string[]; method: 'oidc' | 'token' | 'local' | 'anonymous' };
   /** X-Actor as sent when authentication is on: a free-text note beside the verified subject, never who acted. */
   note?: string;
+  /** Set by OperationContexts.asService: cluster calls made now use the service's own credentials (recovery, reconcile). */
+  asService?: boolean;
   facts: CallFacts;
+}
+
+/** Whom a helm call or Kubernetes read impersonates (helm --kube-as-user/--kube-as-group; Impersonate-User/-Group). */
+export interface KubeIdentity {
+  user: string;
+  groups: string[];
 }
 
 const storage = new AsyncLocalStorage<OperationContext>();
@@ -75,6 +84,31 @@ export const OperationContexts = {
     known.agent ??= facts.agent;
     if (facts.outcome !== undefined) known.outcome = facts.outcome;
   },
+
+  /**
+   * Runs `fn` with the current context, but cluster calls made in it act as the service itself, not
+   * as the caller: the recovery of interrupted writes and the reconciler finish work nobody asked for now.
+   */
+  asService<T>(fn: () => T): T {
+    return storage.run({ ...OperationContexts.current(), asService: true }, fn);
+  },
+
+  /**
+   * Whom cluster calls made now impersonate (with KUBE_IMPERSONATE): the verified caller, or nobody
+   * (undefined: the service's own credentials) for the service's own work and when auth is off.
+   * Names the cluster reserves (`system:`) are never impersonated: such a subject is refused, such groups are dropped.
+   */
+  kubeIdentity(): KubeIdentity | undefined {
+    const context = OperationContexts.current();
+    const principal = context.principal;
+    if (context.asService || !principal || principal.method === 'anonymous') return undefined;
+    if (principal.subject.startsWith(SYSTEM_PREFIX)) {
+      throw new AppError('forbidden', `agent-manager does not act on the cluster as "${principal.subject}": names starting with "${SYSTEM_PREFIX}" are the cluster's own; call with another identity`);
+    }
+    return { user: principal.subject, groups: principal.groups.filter((group) => !group.startsWith(SYSTEM_PREFIX)) };
+  },
 };
+
+const SYSTEM_PREFIX = 'system:';
 
 const INTERNAL: OperationContext = Object.freeze({ requestId: 'internal', door: 'internal', actor: 'agent-manager', facts: Object.freeze({}) });

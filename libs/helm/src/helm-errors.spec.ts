@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { helmFailure, helmMessage } from './helm-errors.js';
+import { clusterRefusal, helmFailure, helmMessage } from './helm-errors.js';
 
 describe(helmFailure.name, () => {
   it.each([
@@ -53,5 +53,33 @@ describe(helmFailure.name, () => {
 
   it('keeps helm\'s message and drops its framing and log lines', () => {
     expect(helmMessage('level=WARN msg="x"\nError: UPGRADE FAILED: boom\n')).toBe('boom');
+  });
+});
+
+describe(clusterRefusal.name, () => {
+  const alice = { user: 'token:alice', groups: ['team-a'] };
+  const refused = 'secrets is forbidden: User "token:alice" cannot list resource "secrets" in API group "" in the namespace "ns-b"';
+
+  it.each([
+    ['helm 3', `Error: INSTALLATION FAILED: list: failed to list: ${refused}\n`],
+    ['helm 4', `Error: INSTALLATION FAILED: query: failed to query with labels: ${refused}\n`],
+  ])("answers the cluster refusing the impersonated caller (%s) with forbidden and the cluster's message", (_helm, stderr) => {
+    const error = clusterRefusal('install', stderr, alice);
+    expect(error?.code).toBe('forbidden');
+    expect(error?.message).toBe(`the Kubernetes cluster refused helm install for token:alice: ${refused}; ask a cluster admin for a RoleBinding that grants it in that namespace`);
+  });
+
+  it("answers the service account not allowed to impersonate as the installation's failure, naming the missing verb", () => {
+    const stderr = 'Error: users "token:alice" is forbidden: User "system:serviceaccount:am:agent-manager" cannot impersonate resource "users" in API group "" at the cluster scope\n';
+    const error = clusterRefusal('install', stderr, alice);
+    expect(error?.code).toBe('backend_error');
+    expect(error?.message).toMatch(/grant it the verb impersonate on users and groups, or set KUBE_IMPERSONATE=false/);
+  });
+
+  it.each([
+    ['another failure', 'Error: INSTALLATION FAILED: Kubernetes cluster unreachable: dial tcp 127.0.0.1:1: connect: connection refused\n'],
+    ['a refusal of another user', 'Error: secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group ""\n'],
+  ])('leaves %s to helmFailure', (_case, stderr) => {
+    expect(clusterRefusal('install', stderr, alice)).toBeUndefined();
   });
 });

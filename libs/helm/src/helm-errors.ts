@@ -1,4 +1,4 @@
-import { AppError } from '@app/common';
+import { AppError, type KubeIdentity } from '@app/common';
 
 const SCHEMA_FAILURE = "values don't meet the specifications of the schema";
 const TEMPLATE_FAIL = /execution error at \([^)]*\): (.*)/;
@@ -48,4 +48,22 @@ export function helmFailure(action: string, stderr: string): AppError {
     return new AppError('invalid_request', `the Kubernetes API server refused the Agent: ${message}`, [{ path: 'values', message: invalid[1] }]);
   }
   return new AppError('backend_error', `helm ${action} failed: ${message}`);
+}
+
+/** The API server's RBAC refusal as helm passes it on: `<resource> is forbidden: User "<user>" cannot <verb> …`. */
+const RBAC_REFUSAL = /\S+ is forbidden: User "([^"]*)" cannot [^\n]*/;
+
+/**
+ * A failed helm run that impersonated `identity`: the cluster's RBAC refusing that user is the
+ * caller's (forbidden, with the cluster's own message); the service not being allowed to
+ * impersonate is the installation's (backend_error naming the missing rule); anything else undefined.
+ */
+export function clusterRefusal(action: string, stderr: string, identity: KubeIdentity): AppError | undefined {
+  const refusal = RBAC_REFUSAL.exec(stderr);
+  if (!refusal) return undefined;
+  if (/ cannot impersonate /.test(refusal[0])) {
+    return new AppError('backend_error', `helm ${action} failed: the cluster does not let agent-manager's service account impersonate callers (${refusal[0]}); grant it the verb impersonate on users and groups, or set KUBE_IMPERSONATE=false`);
+  }
+  if (refusal[1] !== identity.user) return undefined;
+  return new AppError('forbidden', `the Kubernetes cluster refused helm ${action} for ${identity.user}: ${refusal[0].trim()}; ask a cluster admin for a RoleBinding that grants it in that namespace`);
 }

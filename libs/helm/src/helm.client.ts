@@ -1,8 +1,8 @@
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppError } from '@app/common';
-import { helmFailure } from './helm-errors.js';
+import { AppError, type KubeIdentity } from '@app/common';
+import { clusterRefusal, helmFailure } from './helm-errors.js';
 import { HelmPool, type HelmPoolStats, type HelmPriority } from './helm-pool.js';
 import type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
 
@@ -22,6 +22,11 @@ export interface HelmClientOptions {
   observe?: <T extends { exitCode: number }>(args: readonly string[], spawn: () => Promise<T>) => Promise<T>;
   /** How long a call waits for a free helm slot before 503 unavailable (HELM_QUEUE_SECONDS); default 10. */
   queueSeconds?: number;
+  /**
+   * Whom a helm run impersonates (KUBE_IMPERSONATE), asked once per run: `--kube-as-user` and one
+   * `--kube-as-group` per group; undefined runs with the kubeconfig's own credentials.
+   */
+  identity?: () => KubeIdentity | undefined;
 }
 
 export const DEFAULT_HELM_QUEUE_SECONDS = 10;
@@ -261,13 +266,26 @@ export class HelmClient {
     return this.pool.run(priority, () => this.exec(args, timeoutSeconds));
   }
 
-  /** Runs helm now; only for callers that hold a pool slot. */
-  private exec(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {
+  /**
+   * Runs helm now; only for callers that hold a pool slot. Impersonating, a refusal of the cluster's
+   * RBAC is thrown as forbidden with the cluster's message (whatever the command).
+   */
+  private async exec(args: string[], timeoutSeconds?: number): Promise<RunResult> {
+    const identity = this.options.identity?.();
+    if (!identity) return this.observed(args, timeoutSeconds);
+    const result = await this.observed([...args, '--kube-as-user', identity.user, ...identity.groups.flatMap((group) => ['--kube-as-group', group])], timeoutSeconds);
+    const refusal = result.exitCode === 0 ? undefined : clusterRefusal(args[0], result.stderr, identity);
+    if (refusal) throw refusal;
+    return result;
+  }
+
+  /** One helm process, wrapped by `observe` (span, metrics, log line) when given. */
+  private observed(args: string[], timeoutSeconds?: number): Promise<RunResult> {
     const observe = this.options.observe;
     return observe ? observe(args, () => this.spawn(args, timeoutSeconds)) : this.spawn(args, timeoutSeconds);
   }
 
-  private async spawn(args: string[], timeoutSeconds: number): Promise<RunResult> {
+  private async spawn(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {
     const env: Record<string, string> = {};
     if (this.options.kubeconfig) env.KUBECONFIG = this.options.kubeconfig;
     try {

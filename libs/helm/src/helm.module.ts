@@ -1,5 +1,5 @@
 import { Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AppConfig } from '@app/common';
+import { AppConfig, OperationContexts } from '@app/common';
 import { ClusterState, KubeModule } from '@app/kube';
 import { Metrics } from '@app/telemetry';
 import { HelmClient, type HelmClientOptions } from './helm.client.js';
@@ -42,7 +42,10 @@ class HelmStartup implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
-/** The helm client's options; `clusterProblem` refuses cluster calls without spawning when there is no usable cluster. */
+/**
+ * The helm client's options; `clusterProblem` refuses cluster calls without spawning when there is no
+ * usable cluster; with KUBE_IMPERSONATE each run acts as the caller of the operation context.
+ */
 function helmOptions(config: AppConfig, cluster: ClusterState, metrics: Metrics): HelmClientOptions {
   return {
     bin: config.HELM_BIN ?? resolveHelmBinary(),
@@ -51,6 +54,7 @@ function helmOptions(config: AppConfig, cluster: ClusterState, metrics: Metrics)
     concurrency: config.HELM_CONCURRENCY,
     queueSeconds: config.HELM_QUEUE_SECONDS,
     clusterProblem: () => cluster.problem(),
+    identity: config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined,
     observe: observeHelm(metrics),
   };
 }

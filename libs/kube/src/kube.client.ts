@@ -1,7 +1,8 @@
-import type { CustomObjectsApi } from '@kubernetes/client-node';
-import { AppError } from '@app/common';
+import type { ConfigurationOptions, CustomObjectsApi } from '@kubernetes/client-node';
+import { AppError, type KubeIdentity } from '@app/common';
 import { Tracing, type Metrics } from '@app/telemetry';
 import type { ClusterState } from './cluster-state.js';
+import { impersonating } from './impersonation.js';
 
 export interface Condition {
   type: string;
@@ -22,52 +23,68 @@ export const AGENT_GROUP = 'kagent.dev';
 export const AGENT_VERSION = 'v1alpha2';
 export const AGENT_PLURAL = 'agents';
 
+interface Client {
+  api: CustomObjectsApi;
+  /** The call options that impersonate `identity`. */
+  as(identity: KubeIdentity): ConfigurationOptions;
+}
+
 /**
  * Reads kagent objects from the cluster helm writes to (the same kubeconfig). Never writes.
- * The Kubernetes client (a large import) loads on the first read, not at start.
+ * The Kubernetes client (a large import) loads on the first read, not at start. With `identity`
+ * (KUBE_IMPERSONATE) each read impersonates the caller it returns, as helm's runs do.
  */
 export class KubeClient {
-  private api: Promise<CustomObjectsApi> | undefined;
+  private api: Promise<Client> | undefined;
 
   constructor(
     private readonly cluster: ClusterState,
     private readonly kubeconfig?: string,
+    private readonly identity?: () => KubeIdentity | undefined,
     private readonly metrics?: Metrics,
   ) {}
 
-  /** The live Agent, or null when the cluster has none of that name. */
+  /** The live Agent, or null when the cluster has none of that name; a span and a duration sample per read. */
   async getAgent(namespace: string, name: string): Promise<LiveAgent | null> {
-    const problem = await this.cluster.problem();
-    if (problem) throw new AppError('backend_error', problem);
-    const api = await this.client();
+    const attributes = { 'k8s.namespace.name': namespace, 'k8s.resource': `${AGENT_PLURAL}.${AGENT_GROUP}`, 'k8s.verb': 'get' };
     const started = process.hrtime.bigint();
     let outcome = 'ok';
     try {
-      const attributes = { 'k8s.namespace.name': namespace, 'k8s.resource': `${AGENT_PLURAL}.${AGENT_GROUP}`, 'k8s.verb': 'get' };
-      return await Tracing.span('kube get agents', { kind: 'client', attributes }, async () => {
-        try {
-          return (await api.getNamespacedCustomObject({ group: AGENT_GROUP, version: AGENT_VERSION, namespace, plural: AGENT_PLURAL, name })) as LiveAgent;
-        } catch (error) {
-          if ((error as { code?: number }).code === 404) return null; // an answer, not a failure of the call
-          throw error;
-        }
-      });
+      return await Tracing.span('kube get agents', { kind: 'client', attributes }, () => this.readAgent(namespace, name));
     } catch (error) {
-      outcome = 'failed';
-      const body = (error as { body?: unknown }).body;
-      const detail = typeof body === 'string' ? safeMessage(body) : (error as Error).message;
-      throw new AppError('backend_error', `reading Agent ${namespace}/${name} from the cluster failed: ${detail}`);
+      outcome = error instanceof AppError ? error.code : 'failed';
+      throw error;
     } finally {
       this.metrics?.kubeRequest('get', AGENT_PLURAL, outcome, Number(process.hrtime.bigint() - started) / 1e9);
     }
   }
 
-  private client(): Promise<CustomObjectsApi> {
-    this.api ??= import('@kubernetes/client-node').then(({ CustomObjectsApi, KubeConfig }) => {
-      const config = new KubeConfig();
+  private async readAgent(namespace: string, name: string): Promise<LiveAgent | null> {
+    const problem = await this.cluster.problem();
+    if (problem) throw new AppError('backend_error', problem);
+    const identity = this.identity?.();
+    const client = await this.client();
+    try {
+      const request = { group: AGENT_GROUP, version: AGENT_VERSION, namespace, plural: AGENT_PLURAL, name };
+      return (await client.api.getNamespacedCustomObject(request, identity && client.as(identity))) as LiveAgent;
+    } catch (error) {
+      const code = (error as { code?: number }).code;
+      if (code === 404) return null;
+      const body = (error as { body?: unknown }).body;
+      const detail = typeof body === 'string' ? safeMessage(body) : (error as Error).message;
+      if (code === 403 && identity) {
+        throw new AppError('forbidden', `the Kubernetes cluster refused reading Agent ${namespace}/${name} for ${identity.user}: ${detail}; ask a cluster admin for a RoleBinding that grants it in that namespace`);
+      }
+      throw new AppError('backend_error', `reading Agent ${namespace}/${name} from the cluster failed: ${detail}`);
+    }
+  }
+
+  private client(): Promise<Client> {
+    this.api ??= import('@kubernetes/client-node').then((k8s) => {
+      const config = new k8s.KubeConfig();
       if (this.kubeconfig) config.loadFromFile(this.kubeconfig);
       else config.loadFromDefault();
-      return config.makeApiClient(CustomObjectsApi);
+      return { api: config.makeApiClient(k8s.CustomObjectsApi), as: (identity: KubeIdentity) => impersonating(k8s, identity) };
     });
     return this.api.catch((error: unknown) => {
       this.api = undefined;

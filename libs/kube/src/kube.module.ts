@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AppConfig } from '@app/common';
+import { AppConfig, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { ClusterState } from './cluster-state.js';
 import { KubeClient } from './kube.client.js';
@@ -14,7 +14,8 @@ import { KubeClient } from './kube.client.js';
     {
       provide: KubeClient,
       inject: [ClusterState, AppConfig, Metrics],
-      useFactory: (cluster: ClusterState, config: AppConfig, metrics: Metrics) => new KubeClient(cluster, config.KUBECONFIG, metrics),
+      useFactory: (cluster: ClusterState, config: AppConfig, metrics: Metrics) =>
+        new KubeClient(cluster, config.KUBECONFIG, config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined, metrics),
     },
   ],
   exports: [KubeClient, ClusterState],

@@ -46,7 +46,7 @@ export interface LogOptions {
 /** The fields of the current call every line carries (none for the service's own work). */
 function callFields(): Record<string, unknown> {
   const context = OperationContexts.active();
-  if (!context) return {};
+  if (!context || context.door === 'internal') return {};
   return {
     requestId: context.requestId,
     traceId: context.traceId,

@@ -31,3 +31,23 @@ export function forCaller(error: unknown, admin: boolean): unknown {
   logger.warn(`reference=${reference} ${error.message}`);
   return new AppError('backend_error', `${failureClass(error.message)} (reference ${reference}: an admin finds helm's message in the service log); retry, or ask an admin with this reference`);
 }
+
+/**
+ * An answer as the caller may read it: for others than admins, each stored operation that failed
+ * with backend_error (an agent's lastOperation, a journal entry) shows the class of failure and the
+ * operation's id as reference instead of helm's words; admins read them in the same answer.
+ */
+export function answerForCaller<T>(answer: T, admin: boolean): T {
+  return admin ? answer : (redacted(answer) as T);
+}
+
+function redacted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redacted);
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const entries = Object.entries(value).map(([key, item]) => [key, redacted(item)] as const);
+  const copy = Object.fromEntries(entries) as Record<string, unknown>;
+  if (copy.errorCode === 'backend_error' && typeof copy.errorMessage === 'string' && typeof copy.id === 'string') {
+    copy.errorMessage = `${failureClass(copy.errorMessage)} (reference: operation ${copy.id}; an admin reads helm's message in the journal, GET /api/v1/operations)`;
+  }
+  return copy;
+}

@@ -76,8 +76,15 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     await this.startup;
   }
 
-  /** One agent, or every agent the store knows and every release of the agent chart; dryRun lists what it would do. */
-  async reconcile(target: { namespace?: string; name?: string; dryRun?: boolean }): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
+  /**
+   * One agent, or every agent the store knows and every release of the agent chart; dryRun lists what it would do.
+   * The reconciler reads and acts on the cluster as the service itself, whoever asked (no impersonation).
+   */
+  reconcile(target: { namespace?: string; name?: string; dryRun?: boolean }): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
+    return OperationContexts.asService(() => this.reconcileAsService(target));
+  }
+
+  private async reconcileAsService(target: { namespace?: string; name?: string; dryRun?: boolean }): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
     const dryRun = target.dryRun ?? false;
     if (target.name && !target.namespace) throw new AppError('invalid_request', 'name needs a namespace: pass both, or neither to reconcile every agent', [{ path: 'namespace', message: 'required with name' }]);
     if (!dryRun) await this.recovery.resolvePending();
@@ -96,8 +103,12 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     return { dryRun, items };
   }
 
-  /** Takes a release of the agent chart the store does not know into the store, its helm history as revisions. */
-  async adopt(ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
+  /** Takes a release of the agent chart the store does not know into the store, its helm history as revisions (read as the service itself). */
+  adopt(ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
+    return OperationContexts.asService(() => this.adoptAsService(ref, listed));
+  }
+
+  private async adoptAsService(ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
     const { namespace, name } = ref;
     if (await this.repository.findActive(namespace, name)) {
       throw new AppError('conflict', `agent ${namespace}/${name} is already in the store: nothing to adopt (reconcile_agents compares it with its release)`);
@@ -127,7 +138,11 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Adopts every release of the agent chart the store does not know: `agent-manager store rebuild`. */
-  async rebuild(): Promise<{ adopted: string[]; skipped: { release: string; why: string }[] }> {
+  rebuild(): Promise<{ adopted: string[]; skipped: { release: string; why: string }[] }> {
+    return OperationContexts.asService(() => this.rebuildAsService());
+  }
+
+  private async rebuildAsService(): Promise<{ adopted: string[]; skipped: { release: string; why: string }[] }> {
     const adopted: string[] = [];
     const skipped: { release: string; why: string }[] = [];
     for (const release of await this.releases.ofChart(AGENT_CHART_NAME)) {
@@ -230,7 +245,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   /** Run by the recovery sweep: a full pass, quiet when there is no cluster to compare with. */
   private async sweepPass(): Promise<void> {
     try {
-      await this.pass(undefined, undefined, false);
+      await OperationContexts.asService(() => this.pass(undefined, undefined, false));
     } catch (error) {
       this.logger.debug(`reconcile pass skipped: ${(error as Error).message}`);
     }

@@ -1,0 +1,54 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CLIENT_NAME, startApp, type McpTestApp } from './mcp-support.js';
+
+/** The least MCP_SESSION_IDLE_SECONDS allows: a session unused this long is closed. */
+const IDLE_SECONDS = 10;
+
+jest.setTimeout(120_000);
+
+describe('MCP sessions idle for MCP_SESSION_IDLE_SECONDS', () => {
+  let t: McpTestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ MCP_SESSION_IDLE_SECONDS: String(IDLE_SECONDS), MCP_ALLOWED_HOSTS: '127.0.0.1,localhost', MCP_SESSIONS_PER_PRINCIPAL: '2' });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function open(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+    const client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${t.base}/mcp`));
+    await client.connect(transport);
+    return { client, transport };
+  }
+
+  it('closes the idle session (its id answers 404), keeps the one in use, and lets the client start a new session', async () => {
+    const idle = await open();
+    const busy = await open();
+    // Past the idle time and the sweeper's interval (a quarter of it), the busy session used every 2 s meanwhile.
+    for (let waited = 0; waited < IDLE_SECONDS * 1.6; waited += 2) {
+      await sleep(2000);
+      await busy.client.listTools();
+    }
+
+    const gone = await fetch(`${t.base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': idle.transport.sessionId!, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
+    });
+    expect(gone.status).toBe(404);
+    expect(((await gone.json()) as { error: { message: string } }).error.message).toMatch(/^Session not found: .*start a new session with initialize/);
+    await expect(idle.client.listTools()).rejects.toMatchObject({ code: 404, message: expect.stringContaining('Session not found') });
+
+    expect((await busy.client.listTools()).tools.length).toBeGreaterThan(0);
+    // The reaped session no longer counts against MCP_SESSIONS_PER_PRINCIPAL (2): a new one opens beside the busy one.
+    const again = await open();
+    expect((await again.client.listTools()).tools.map((tool) => tool.name)).toContain('create_agent');
+    await Promise.all([again.client.close(), busy.client.close(), idle.client.close()]);
+  });
+});
