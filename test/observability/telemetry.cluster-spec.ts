@@ -73,6 +73,8 @@ describe('logs, metrics and traces of a running service', () => {
       API_TOKENS_FILE: join(dir, 'tokens.yaml'),
       AUTHZ_POLICY_FILE: join(dir, 'policy.yaml'),
       MCP_ALLOWED_HOSTS: '127.0.0.1,localhost',
+      // The test API server grants token:obs nothing: helm and reads act as the service here.
+      KUBE_IMPERSONATE: 'false',
       METRICS_PORT: String(metricsPort),
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
