@@ -85,14 +85,17 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     expect(write.structuredContent).toMatchObject({ error: { code: 'backend_error' } });
   }, START_MS);
 
-  it('keeps stdout for MCP and stderr quiet: warnings and errors only, no REST routes, no colour on a pipe', () => {
+  it('keeps stdout for MCP and stderr quiet: JSON lines, warnings and errors only, no REST routes, no colour on a pipe', () => {
     expect(errors).toEqual([]);
     // LOG_LEVEL=log, yet over stdio only the warning about the unknown toolset is written.
     expect(stderr).toContain('unknown toolset benchmrks asked for');
     expect(stderr).not.toMatch(/Mapped \{|RoutesResolver|RouterExplorer/);
     expect(stderr).not.toContain('serving MCP over stdio');
     expect(stderr).not.toContain('\u001b[');
-    expect(stderr.split('\n').filter((line) => line.length > 0 && !/ (WARN|ERROR) /.test(line))).toEqual([]);
+    const lines = stderr.split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as { level: string; door?: string });
+    expect(lines.filter((line) => line.level !== 'warn' && line.level !== 'error')).toEqual([]);
+    // The failed write's warning names its call (the door, the operation), as on HTTP.
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', door: 'mcp-stdio', operation: 'create_agent', agent: 'agents/stdio-helper' }));
   });
 
   it('answers a line that is not JSON with -32700 and one that is not JSON-RPC with -32600, then goes on serving, started from another directory', async () => {

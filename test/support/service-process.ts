@@ -8,7 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ServiceProcess {
   url: string;
+  /** stdout and stderr together. */
   log: string;
+  /** stdout alone: the JSON log lines. */
+  stdout: string;
   child: ChildProcess;
   /** SIGKILL: the process dies at once, whatever it was doing. */
   kill(): Promise<void>;
@@ -45,13 +48,16 @@ async function freePort(): Promise<number> {
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
   await ensureBuilt();
   const port = await freePort();
-  const log = join(mkdtempSync(join(tmpdir(), 'agent-manager-proc-')), 'service.log');
+  const dir = mkdtempSync(join(tmpdir(), 'agent-manager-proc-'));
+  const log = join(dir, 'service.log');
+  const stdout = join(dir, 'stdout.log');
   const out = createWriteStream(log);
   const child = spawn(process.execPath, ['dist/apps/agent-manager/src/main.js'], {
     env: { ...process.env, LOG_LEVEL: 'log', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.pipe(out);
+  child.stdout!.pipe(createWriteStream(stdout));
   child.stderr!.pipe(out);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
@@ -68,6 +74,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   return {
     url,
     log,
+    stdout,
     child,
     kill: async () => {
       child.kill('SIGKILL');

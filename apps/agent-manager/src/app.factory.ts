@@ -1,17 +1,19 @@
 import 'reflect-metadata';
-import { ConsoleLogger, Logger, type INestApplication, type LogLevel as NestLogLevel } from '@nestjs/common';
+import type { Server } from 'node:http';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { AgentWrites } from '@app/agents';
 import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig } from '@app/common';
 import { setupMcp } from '@app/mcp';
+import { createLog, Metrics, PinoNestLogger, Tracing, type Pino } from '@app/telemetry';
 import { AppModule } from './app.module.js';
 import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
 import { hardenHttp, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
+import { observeHttp, serveMetrics } from './http-telemetry.js';
 import { buildOpenApi } from './openapi.js';
-import { StderrLogger } from './stderr.logger.js';
 
 export const OPENAPI_PATH = 'api/v1/openapi.json';
 
@@ -28,31 +30,29 @@ export function openApiDocument(app: INestApplication): OpenAPIObject {
 }
 
 /**
- * The levels LOG_LEVEL asks for. Over stdio (`stderr`) the log is an MCP client's side channel:
- * warnings and errors only, unless LOG_LEVEL asks for debug or verbose.
+ * The process's logger for LOG_LEVEL and LOG_FORMAT. Over stdio (`stderr`) the log is an MCP
+ * client's side channel: warnings and errors only, unless LOG_LEVEL asks for debug or verbose.
  */
-export function logLevels(level: AppConfig['LOG_LEVEL'], stderr = false): NestLogLevel[] {
-  const quiet = stderr && LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf('debug') ? 'warn' : level;
-  const upTo = Math.min(LOG_LEVELS.indexOf(level), LOG_LEVELS.indexOf(quiet));
-  return LOG_LEVELS.slice(0, upTo + 1) as NestLogLevel[];
-}
-
-function logger(config: AppConfig, option: boolean | 'stderr' | undefined): false | ConsoleLogger {
-  if (option === false) return false;
-  if (option === 'stderr') return new StderrLogger({ logLevels: logLevels(config.LOG_LEVEL, true), colors: process.stderr.isTTY === true });
-  return new ConsoleLogger({ logLevels: logLevels(config.LOG_LEVEL), colors: process.stdout.isTTY === true });
+export function processLog(config: AppConfig, option: boolean | 'stderr' | undefined): Pino {
+  const stderr = option === 'stderr';
+  const quiet = stderr && LOG_LEVELS.indexOf(config.LOG_LEVEL) < LOG_LEVELS.indexOf('debug');
+  const level = quiet && LOG_LEVELS.indexOf(config.LOG_LEVEL) > LOG_LEVELS.indexOf('warn') ? 'warn' : config.LOG_LEVEL;
+  return createLog({ level, format: config.LOG_FORMAT, stream: stderr ? 'stderr' : 'stdout', silent: option === false });
 }
 
 /** Builds the whole service (both doors) without listening: main.ts and the e2e suites share it. */
 export async function createApp(config: AppConfig, options: { logger?: boolean | 'stderr' } = {}): Promise<INestApplication> {
+  const log = processLog(config, options.logger);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    logger: logger(config, options.logger),
+    logger: new PinoNestLogger(log),
     bodyParser: false,
     // A provider that refuses its settings (e.g. MCP_DEFAULT_TOOLSETS) rejects here instead of exiting the process.
     abortOnError: false,
   });
   // The one ETag is the agent's version (SPEC): no automatic weak ETags a client could send back in If-Match.
   app.set('etag', false);
+  observeHttp(app, log, app.get(Metrics));
+  if (config.METRICS_PORT === undefined) serveMetrics(app, app.get(Metrics));
   hardenHttp(app, config);
   serveProtectedResourceMetadata(app, config);
   await requireMcpBearer(app, config);
@@ -66,9 +66,11 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
 /**
  * On SIGTERM/SIGINT: readiness goes false first (the load balancer stops routing here),
  * new writes are refused with 503, running helm operations get SHUTDOWN_TIMEOUT_SECONDS to
- * finish, then the app and its store close. A second signal exits at once.
+ * finish, then the app and its store close, the spans still buffered are sent, and the metrics
+ * port (METRICS_PORT) closes last, so a scrape during the drain still sees the final counts.
+ * A second signal exits at once.
  */
-export function drainOnShutdown(app: INestApplication, config: AppConfig): void {
+export function drainOnShutdown(app: INestApplication, config: AppConfig, metricsServer?: Server): void {
   const logger = new Logger('Shutdown');
   const health = app.get(HealthController);
   const writes = app.get(AgentWrites);
@@ -84,6 +86,9 @@ export function drainOnShutdown(app: INestApplication, config: AppConfig): void 
     const finished = await writes.drain(config.SHUTDOWN_TIMEOUT_SECONDS * 1000);
     if (!finished) logger.warn('running writes did not finish in time; their operations stay pending and are resolved at the next start');
     await app.close();
+    await Tracing.shutdown().catch((error: unknown) => logger.warn(`sending the last spans failed: ${(error as Error).message}`));
+    await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
+    logger.log('stopped');
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (s) => void stop(s));

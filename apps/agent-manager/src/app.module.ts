@@ -6,6 +6,7 @@ import { AppConfig } from '@app/common';
 import { KubeModule } from '@app/kube';
 import { McpModule, McpRegistry } from '@app/mcp';
 import { StoreModule } from '@app/store';
+import { TelemetryModule } from '@app/telemetry';
 import { HealthController } from './health.controller.js';
 
 /** What AUTHZ_POLICY_FILE may name: every MCP tool (the agents' and the transport's own) and every REST-only operation. */
@@ -17,7 +18,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [StoreModule, KubeModule, AuthModule.forRoot({ operations: OPERATIONS }), AgentsModule, BlueprintsModule, McpModule],
+      imports: [TelemetryModule, StoreModule, KubeModule, AuthModule.forRoot({ operations: OPERATIONS }), AgentsModule, BlueprintsModule, McpModule],
       controllers: [HealthController],
       providers: [{ provide: AppConfig, useValue: config }],
       exports: [AppConfig],

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, type AppConfig } from '@app/common';
 import { AgentWrites, Reconciler } from '@app/agents';
 import { serveMcpStdio } from '@app/mcp';
+import { Tracing } from '@app/telemetry';
 import { createApp } from './app.factory.js';
 
 const USAGE = `usage: agent-manager <command>
@@ -49,6 +50,7 @@ async function mcp(args: string[]): Promise<void> {
   const query = toolsetsOption(args);
   // Built as for HTTP (the same modules, tools and schemas), initialised, never listening.
   const settings = config();
+  await Tracing.start();
   let app;
   try {
     // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read while the app is built.
@@ -63,6 +65,7 @@ async function mcp(args: string[]): Promise<void> {
   // The client went away: let writes it started finish (as on SIGTERM) before the store closes.
   await app.get(AgentWrites).drain(settings.SHUTDOWN_TIMEOUT_SECONDS * 1000);
   await app.close();
+  await Tracing.shutdown();
 }
 
 /** `store rebuild`: the app initialised (never listening), every unknown release of the agent chart adopted. */

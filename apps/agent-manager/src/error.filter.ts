@@ -29,7 +29,8 @@ export class ErrorFilter implements ExceptionFilter {
     const failure = fromFramework(exception);
     const mapped = mapError(failure);
     if (mapped.unexpected) {
-      this.logger.error(`errorId=${mapped.body.error.errorId} ${(mapped.unexpected as Error)?.stack ?? String(mapped.unexpected)}`);
+      const errorId = mapped.body.error.errorId;
+      this.logger.error({ msg: `unexpected failure, errorId=${errorId}`, errorId, err: mapped.unexpected });
     }
     if (failure instanceof AppError && failure.code === 'unauthenticated') res.setHeader('WWW-Authenticate', restChallenge(this.config, failure));
     if (mapped.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));

@@ -10,7 +10,8 @@ import { refusedHost } from '@app/mcp';
 export const REQUEST_TIMEOUT_MS = 30_000;
 export const HEADERS_TIMEOUT_MS = 15_000;
 
-const HEALTH = /^\/(healthz|readyz)\/?$/;
+/** Probes and scrapes come from kubelet and Prometheus by pod address: no Host check for them. */
+const HEALTH = /^\/(healthz|readyz|metrics)\/?$/;
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 
 /**

@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { ConfigError, loadConfig } from '@app/common';
+import { Metrics, Tracing } from '@app/telemetry';
 import { createApp, drainOnShutdown } from './app.factory.js';
+import { listenForMetrics } from './http-telemetry.js';
 
 async function main(): Promise<void> {
   let config;
@@ -13,6 +15,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // Only with OTEL_EXPORTER_OTLP_ENDPOINT set: otherwise nothing of OpenTelemetry is loaded.
+  await Tracing.start();
   let app;
   try {
     app = await createApp(config);
@@ -24,9 +28,17 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  drainOnShutdown(app, config);
   await app.listen(config.PORT, config.HOST);
-  new Logger('agent-manager').log(`listening on http://${config.HOST}:${config.PORT} (Swagger UI at /docs, store ${config.storeProvider})`);
+  const metricsServer = config.METRICS_PORT === undefined ? undefined : await listenForMetrics(config, app.get(Metrics));
+  drainOnShutdown(app, config, metricsServer);
+  const metrics = `http://${config.HOST}:${config.METRICS_PORT ?? config.PORT}/metrics`;
+  new Logger('agent-manager').log({
+    msg: `listening on http://${config.HOST}:${config.PORT} (Swagger UI at /docs, store ${config.storeProvider}, metrics at ${metrics}, tracing ${Tracing.enabled ? 'on' : 'off'})`,
+    port: config.PORT,
+    metricsPort: config.METRICS_PORT ?? config.PORT,
+    store: config.storeProvider,
+    tracing: Tracing.enabled,
+  });
 }
 
 main().catch((error: unknown) => {

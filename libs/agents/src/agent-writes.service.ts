@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppConfig, AppError, ERROR_STATUS, OperationContexts, type ErrorBody } from '@app/common';
 import { Store } from '@app/store';
+import { Metrics } from '@app/telemetry';
 import { AgentLeaseRepository, isRecoveryHolder, type LeaseHolder, type LeaseResult } from './agent-lease.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 
@@ -39,6 +40,7 @@ export class AgentWrites {
     private readonly leases: AgentLeaseRepository,
     private readonly keys: IdempotencyRepository,
     private readonly store: Store,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   get replica(): string {
@@ -76,8 +78,10 @@ export class AgentWrites {
       const operationId = randomUUID();
       const ttl = this.config.LEASE_TTL_SECONDS * 1000;
       const deadline = Date.now() + this.config.WRITE_QUEUE_SECONDS * 1000;
+      const waiting = process.hrtime.bigint();
       const turn = await leave.turn(deadline);
       const lease = turn ? await this.acquire(key, operationId, ttl, deadline) : await this.leases.acquire(key, this.replica, operationId, ttl);
+      this.metrics?.leaseWait(lease.acquired ? 'acquired' : 'refused', Number(process.hrtime.bigint() - waiting) / 1e9);
       if (!lease.acquired) throw busy(namespace, name, lease.holder, this.config.WRITE_QUEUE_SECONDS);
       const held: HeldLease = { lost: false };
       const stopRenewing = this.leases.keepAlive(key, this.replica, operationId, ttl, (message, lost) => {
@@ -177,7 +181,10 @@ export class AgentWrites {
           { path: 'requestId', message: 'this key belongs to another request' },
         ]);
       }
-      if (claim.kind === 'replay') return replay<T>(claim.answer.body);
+      if (claim.kind === 'replay') {
+        this.metrics?.idempotencyReplay(operationOf(request));
+        return replay<T>(claim.answer.body);
+      }
       if (claim.kind === 'claimed') break;
       if (Date.now() > deadline) throw new AppError('conflict', `a request with idempotency key "${sent}" is still running: retry later with the same key`);
       await sleep(150);
@@ -216,6 +223,12 @@ export function scopedKey(key: string): string {
   const verified = context.principal && context.principal.method !== 'anonymous' ? context.principal.subject : undefined;
   const caller = createHash('sha256').update(verified ?? context.actor).digest('hex');
   return `${caller}:${key}`;
+}
+
+/** The write kind a hashed request names (create, update, delete, rollback), for the replay metric. */
+function operationOf(request: unknown): string {
+  const op = (request as { op?: unknown } | null)?.op;
+  return typeof op === 'string' ? op : 'unknown';
 }
 
 function replay<T>(stored: unknown): T {

@@ -21,7 +21,7 @@ import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, A
 import type { Request, Response } from 'express';
 import { catchError, map, Observable, throwError } from 'rxjs';
 import { Authenticator, Authorizer } from '@app/auth';
-import { AppError, OperationContexts, type ErrorBody, type OperationContext } from '@app/common';
+import { AppError, OperationContexts, type ErrorBody, type NewOperationContext } from '@app/common';
 import {
   AGENT_NAME_SCHEMA,
   AgentRefDto,
@@ -174,11 +174,11 @@ export class RestContextInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
-    const requestId = req.header('x-request-id');
     return new Observable((subscriber) => {
       this.context(req)
         .then((operation) =>
-          OperationContexts.run({ ...operation, requestId: requestId && /^[\x21-\x7e]{1,128}$/.test(requestId) ? requestId : undefined }, () =>
+          // The request id (X-Request-Id or a new one) and trace id come from the HTTP door's context around this one.
+          OperationContexts.run(operation, () =>
             next
               .handle()
               .pipe(
@@ -192,8 +192,9 @@ export class RestContextInterceptor implements NestInterceptor {
     });
   }
 
-  private async context(req: Request): Promise<Omit<OperationContext, 'requestId'>> {
+  private async context(req: Request): Promise<NewOperationContext> {
     const principal = await this.authenticator.authenticate(req.header('authorization'));
+    OperationContexts.learn({ subject: principal.subject });
     const claimed = actorOf(req);
     if (!this.authenticator.enabled) return { door: 'rest', actor: claimed ?? 'api', principal };
     return { door: 'rest', actor: principal.subject, principal, note: claimed };

@@ -1,7 +1,8 @@
-import { Module } from '@nestjs/common';
+import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { HelmClient, HelmModule, HelmReleases } from '@app/helm';
 import { KubeModule } from '@app/kube';
 import { McpModule } from '@app/mcp';
+import { Metrics } from '@app/telemetry';
 import { AgentsController } from './agents.controller.js';
 import { AgentLeaseRepository } from './agent-lease.repository.js';
 import { AgentWrites } from './agent-writes.service.js';
@@ -23,10 +24,23 @@ const helmReleases = {
   useFactory: (helm: HelmClient) => new HelmReleases(helm),
 };
 
+/** The journal's operations by state, counted by the store at each scrape. */
+@Injectable()
+class JournalMetrics implements OnModuleInit {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly repository: AgentsRepository,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.watchJournal(() => this.repository.countOperationsByState());
+  }
+}
+
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [AgentsController, ReconcileController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, Reconciler, ReconcileDoor, ReconcileTools],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics],
   exports: [AgentsService, AgentsRepository, ServiceInfoService, AgentWrites, Reconciler],
 })
 export class AgentsModule {}

@@ -281,6 +281,12 @@ export class AgentsRepository {
     return this.db.agent.findMany({ where: { state: 'active' }, select: { namespace: true, name: true }, orderBy: [{ namespace: 'asc' }, { name: 'asc' }] });
   }
 
+  /** Operations in the journal by state (for the journal_operations gauge). */
+  async countOperationsByState(): Promise<Record<string, number>> {
+    const groups = await this.db.operation.groupBy({ by: ['state'], _count: { _all: true } });
+    return Object.fromEntries(groups.map((group) => [group.state, group._count._all]));
+  }
+
   async countAgents(): Promise<number> {
     return this.db.agent.count();
   }

@@ -3,6 +3,7 @@ import { AgentAccess, AgentsRepository, AgentsService, canonicalJson, CreateAgen
 import { Authorizer } from '@app/auth';
 import { AppError } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
+import { Metrics } from '@app/telemetry';
 import { callProblems, conflictOf, normalizeBody, type BlueprintBody } from './blueprint.rules.js';
 import { toolInputSchema } from './blueprint.schema.js';
 import type { BlueprintRecord } from './blueprints.records.js';
@@ -41,6 +42,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
     private readonly authorizer: Authorizer,
     private readonly agents: AgentsService,
     agentsRepository: AgentsRepository,
+    private readonly metrics: Metrics,
   ) {
     this.access = new AgentAccess(authorizer, agentsRepository);
   }
@@ -56,6 +58,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
     if (this.timer) clearInterval(this.timer);
     this.registry.removeTools([...this.served.keys()]);
     this.served.clear();
+    this.metrics.setBlueprintToolsServed(0);
   }
 
   /** Every tool name the service serves that is not a blueprint's: a blueprint may not take one. */
@@ -105,6 +108,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
       this.registry.removeTools([name]);
       this.served.delete(name);
     }
+    this.metrics.setBlueprintToolsServed(this.served.size);
     this.seen = generation;
   }
 

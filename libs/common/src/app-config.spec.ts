@@ -40,6 +40,9 @@ describe('loadConfig', () => {
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://x'],
     ['LOG_LEVEL', 'loud'],
+    ['LOG_FORMAT', 'xml'],
+    ['METRICS_PORT', 'nine'],
+    ['METRICS_PORT', '8080'],
     ['HELM_TIMEOUT_SECONDS', '0'],
   ])('stops at start naming %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);

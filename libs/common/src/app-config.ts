@@ -22,6 +22,8 @@ import { PROJECT_ROOT } from './project-root.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** A claim name, or a dotted path into nested claims (realm_access.roles). */
 const CLAIM_PATH = /^[A-Za-z_][\w:-]*(\.[A-Za-z_][\w:-]*)*$/;
@@ -67,6 +69,19 @@ export class AppConfig {
   @Transform(({ value }) => (value === undefined || value === '' ? 'log' : value))
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel;
+
+  /** json (one JSON object a line) or pretty (for a person); unset: pretty on a terminal, json otherwise (a pipe, a container). */
+  @IsOptional()
+  @IsIn(LOG_FORMATS, { message: `LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}` })
+  LOG_FORMAT?: LogFormat;
+
+  /** Serve /metrics on this port (same HOST) instead of the main one; unset, /metrics is on PORT. */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt({ message: 'METRICS_PORT must be a port number from 1 to 65535, or be left unset to serve /metrics on PORT' })
+  @Min(1)
+  @Max(65535)
+  METRICS_PORT?: number;
 
   @Transform(({ value }) => (value === undefined || value === '' ? 300 : Number(value)))
   @IsInt()
@@ -322,7 +337,7 @@ function commaList(value: unknown): string[] {
     .filter((item) => item.length > 0);
 }
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'BLUEPRINTS_FILE'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'BLUEPRINTS_FILE'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -350,6 +365,9 @@ function authConflicts(config: AppConfig): string[] {
       `HOST=${JSON.stringify(config.HOST)}: authentication is off (neither OIDC_ISSUER_URL nor API_TOKENS_FILE is set), so anyone who reaches this address would be admin; ` +
         'turn authentication on, listen on a loopback address (HOST=127.0.0.1), or set AUTH_DISABLED=true to serve without authentication on purpose',
     );
+  }
+  if (config.METRICS_PORT !== undefined && config.METRICS_PORT === config.PORT) {
+    problems.push(`METRICS_PORT="${config.METRICS_PORT}": it is PORT too; leave METRICS_PORT unset to serve /metrics on PORT, or choose another port`);
   }
   if (!config.authEnabled && config.KUBE_IMPERSONATE === true) {
     problems.push('KUBE_IMPERSONATE="true": impersonation needs authenticated callers; turn authentication on (OIDC_ISSUER_URL or API_TOKENS_FILE) or drop KUBE_IMPERSONATE');

@@ -6,11 +6,28 @@ import { AppError } from './app-error.js';
 export type Door = 'rest' | 'mcp-http' | 'mcp-stdio' | 'internal';
 
 /**
+ * What a call turns out to be about, learned while it runs (the operation once it is authorized,
+ * the agent it names, how it ended): one object shared by every context nested in the call, so
+ * its log lines and its access line name them wherever they were learned.
+ */
+export interface CallFacts {
+  /** The principal's subject once authentication ran (for lines written outside the door's own context). */
+  subject?: string;
+  operation?: string;
+  /** namespace/name */
+  agent?: string;
+  /** `ok`, or the error code (SPEC §6) the caller was answered with. */
+  outcome?: string;
+}
+
+/**
  * Who asked and how, for one request or tool call: set by the door, read by the service layer
  * (the journal's actor, logs) wherever the call goes, without being passed along by hand.
  */
 export interface OperationContext {
   requestId: string;
+  /** The W3C trace id (32 hex digits) of the call: its span's when tracing is on, else the caller's traceparent's. */
+  traceId?: string;
   door: Door;
   /** Recorded in the journal and the revisions as who acted. */
   actor: string;
@@ -22,6 +39,7 @@ export interface OperationContext {
   note?: string;
   /** Set by OperationContexts.asService: cluster calls made now use the service's own credentials (recovery, reconcile). */
   asService?: boolean;
+  facts: CallFacts;
 }
 
 /** Whom a helm call or Kubernetes read impersonates (helm --kube-as-user/--kube-as-group; Impersonate-User/-Group). */
@@ -32,15 +50,39 @@ export interface KubeIdentity {
 
 const storage = new AsyncLocalStorage<OperationContext>();
 
+export type NewOperationContext = Omit<OperationContext, 'requestId' | 'facts'> & { requestId?: string; facts?: CallFacts };
+
 export const OperationContexts = {
-  /** Runs `fn` (and everything it awaits) with `context` as the current operation context. */
-  run<T>(context: Omit<OperationContext, 'requestId'> & { requestId?: string }, fn: () => T): T {
-    return storage.run({ ...context, requestId: context.requestId ?? randomUUID() }, fn);
+  /**
+   * Runs `fn` (and everything it awaits) with `context` as the current operation context. Inside
+   * another context (a tool call within an HTTP request) it keeps that one's request id, trace id
+   * and facts unless `context` names its own.
+   */
+  run<T>(context: NewOperationContext, fn: () => T): T {
+    const outer = storage.getStore();
+    const requestId = context.requestId ?? outer?.requestId ?? randomUUID();
+    const facts = context.facts && !Object.isFrozen(context.facts) ? context.facts : (outer?.facts ?? {});
+    return storage.run({ ...context, requestId, traceId: context.traceId ?? outer?.traceId, facts }, fn);
   },
 
   /** The current context; work started outside any door is the service's own (`internal`). */
   current(): OperationContext {
     return storage.getStore() ?? INTERNAL;
+  },
+
+  /** The current context when a door set one; undefined for the service's own work. */
+  active(): OperationContext | undefined {
+    return storage.getStore();
+  },
+
+  /** Records what the current call is about; the first operation and agent named stay (a validate authorizes its write too). */
+  learn(facts: CallFacts): void {
+    const known = storage.getStore()?.facts;
+    if (!known || Object.isFrozen(known)) return;
+    known.subject ??= facts.subject;
+    known.operation ??= facts.operation;
+    known.agent ??= facts.agent;
+    if (facts.outcome !== undefined) known.outcome = facts.outcome;
   },
 
   /**
@@ -69,4 +111,4 @@ export const OperationContexts = {
 
 const SYSTEM_PREFIX = 'system:';
 
-const INTERNAL: OperationContext = Object.freeze({ requestId: 'internal', door: 'internal', actor: 'agent-manager' });
+const INTERNAL: OperationContext = Object.freeze({ requestId: 'internal', door: 'internal', actor: 'agent-manager', facts: Object.freeze({}) });

@@ -18,6 +18,8 @@ export interface HelmClientOptions {
   clusterProblem?: () => string | undefined | Promise<string | undefined>;
   /** At most this many helm processes at once (HELM_CONCURRENCY); default twice the cores. */
   concurrency?: number;
+  /** Wraps every helm process (its span, metrics and log line): runs `spawn` and answers what it answered. */
+  observe?: <T extends { exitCode: number }>(args: readonly string[], spawn: () => Promise<T>) => Promise<T>;
   /** How long a call waits for a free helm slot before 503 unavailable (HELM_QUEUE_SECONDS); default 10. */
   queueSeconds?: number;
   /**
@@ -270,11 +272,17 @@ export class HelmClient {
    */
   private async exec(args: string[], timeoutSeconds?: number): Promise<RunResult> {
     const identity = this.options.identity?.();
-    if (!identity) return this.spawn(args, timeoutSeconds);
-    const result = await this.spawn([...args, '--kube-as-user', identity.user, ...identity.groups.flatMap((group) => ['--kube-as-group', group])], timeoutSeconds);
+    if (!identity) return this.observed(args, timeoutSeconds);
+    const result = await this.observed([...args, '--kube-as-user', identity.user, ...identity.groups.flatMap((group) => ['--kube-as-group', group])], timeoutSeconds);
     const refusal = result.exitCode === 0 ? undefined : clusterRefusal(args[0], result.stderr, identity);
     if (refusal) throw refusal;
     return result;
+  }
+
+  /** One helm process, wrapped by `observe` (span, metrics, log line) when given. */
+  private observed(args: string[], timeoutSeconds?: number): Promise<RunResult> {
+    const observe = this.options.observe;
+    return observe ? observe(args, () => this.spawn(args, timeoutSeconds)) : this.spawn(args, timeoutSeconds);
   }
 
   private async spawn(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {

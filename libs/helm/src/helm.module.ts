@@ -1,8 +1,10 @@
 import { Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, OperationContexts } from '@app/common';
 import { ClusterState, KubeModule } from '@app/kube';
+import { Metrics } from '@app/telemetry';
 import { HelmClient, type HelmClientOptions } from './helm.client.js';
 import { resolveHelmBinary } from './helm-binary.js';
+import { observeHelm } from './helm-telemetry.js';
 
 /**
  * After start, in the background (nothing waits for helm to answer before the service is up):
@@ -44,7 +46,7 @@ class HelmStartup implements OnApplicationBootstrap, OnModuleDestroy {
  * The helm client's options; `clusterProblem` refuses cluster calls without spawning when there is no
  * usable cluster; with KUBE_IMPERSONATE each run acts as the caller of the operation context.
  */
-function helmOptions(config: AppConfig, cluster: ClusterState): HelmClientOptions {
+function helmOptions(config: AppConfig, cluster: ClusterState, metrics: Metrics): HelmClientOptions {
   return {
     bin: config.HELM_BIN ?? resolveHelmBinary(),
     kubeconfig: config.KUBECONFIG,
@@ -53,6 +55,7 @@ function helmOptions(config: AppConfig, cluster: ClusterState): HelmClientOption
     queueSeconds: config.HELM_QUEUE_SECONDS,
     clusterProblem: () => cluster.problem(),
     identity: config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined,
+    observe: observeHelm(metrics),
   };
 }
 
@@ -61,8 +64,12 @@ function helmOptions(config: AppConfig, cluster: ClusterState): HelmClientOption
   providers: [
     {
       provide: HelmClient,
-      inject: [AppConfig, ClusterState],
-      useFactory: (config: AppConfig, cluster: ClusterState) => new HelmClient(helmOptions(config, cluster)),
+      inject: [AppConfig, ClusterState, Metrics],
+      useFactory: (config: AppConfig, cluster: ClusterState, metrics: Metrics) => {
+        const helm = new HelmClient(helmOptions(config, cluster, metrics));
+        metrics.watchHelmPool(() => helm.poolStats);
+        return helm;
+      },
     },
     HelmStartup,
   ],

@@ -1,5 +1,6 @@
 import type { ConfigurationOptions, CustomObjectsApi } from '@kubernetes/client-node';
 import { AppError, type KubeIdentity } from '@app/common';
+import { Tracing, type Metrics } from '@app/telemetry';
 import type { ClusterState } from './cluster-state.js';
 import { impersonating } from './impersonation.js';
 
@@ -40,10 +41,25 @@ export class KubeClient {
     private readonly cluster: ClusterState,
     private readonly kubeconfig?: string,
     private readonly identity?: () => KubeIdentity | undefined,
+    private readonly metrics?: Metrics,
   ) {}
 
-  /** The live Agent, or null when the cluster has none of that name. */
+  /** The live Agent, or null when the cluster has none of that name; a span and a duration sample per read. */
   async getAgent(namespace: string, name: string): Promise<LiveAgent | null> {
+    const attributes = { 'k8s.namespace.name': namespace, 'k8s.resource': `${AGENT_PLURAL}.${AGENT_GROUP}`, 'k8s.verb': 'get' };
+    const started = process.hrtime.bigint();
+    let outcome = 'ok';
+    try {
+      return await Tracing.span('kube get agents', { kind: 'client', attributes }, () => this.readAgent(namespace, name));
+    } catch (error) {
+      outcome = error instanceof AppError ? error.code : 'failed';
+      throw error;
+    } finally {
+      this.metrics?.kubeRequest('get', AGENT_PLURAL, outcome, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  }
+
+  private async readAgent(namespace: string, name: string): Promise<LiveAgent | null> {
     const problem = await this.cluster.problem();
     if (problem) throw new AppError('backend_error', problem);
     const identity = this.identity?.();

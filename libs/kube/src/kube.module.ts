@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AppConfig, OperationContexts } from '@app/common';
+import { Metrics } from '@app/telemetry';
 import { ClusterState } from './cluster-state.js';
 import { KubeClient } from './kube.client.js';
 
@@ -12,9 +13,9 @@ import { KubeClient } from './kube.client.js';
     },
     {
       provide: KubeClient,
-      inject: [ClusterState, AppConfig],
-      useFactory: (cluster: ClusterState, config: AppConfig) =>
-        new KubeClient(cluster, config.KUBECONFIG, config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined),
+      inject: [ClusterState, AppConfig, Metrics],
+      useFactory: (cluster: ClusterState, config: AppConfig, metrics: Metrics) =>
+        new KubeClient(cluster, config.KUBECONFIG, config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined, metrics),
     },
   ],
   exports: [KubeClient, ClusterState],

@@ -7,6 +7,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
 import { AppConfig } from '@app/common';
+import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { loadMcpSdk } from './mcp-sdk.js';
 import { McpServerFactory } from './mcp-server.factory.js';
@@ -41,7 +42,10 @@ export class McpHttpSessions implements OnModuleDestroy {
     private readonly servers: McpServerFactory,
     private readonly sessions: McpSessionRepository,
     private readonly config: AppConfig,
+    metrics: Metrics,
   ) {
+    // Sessions live in the store (any replica serves them); what this replica holds is their GET streams.
+    metrics.watchMcpSessions(() => this.streams.size);
     this.idleMs = config.MCP_SESSION_IDLE_SECONDS * 1000;
     this.touchMs = Math.min(30_000, this.idleMs / 10);
     this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, Math.max(1000, this.idleMs / 4))).unref();

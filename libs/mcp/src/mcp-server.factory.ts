@@ -1,14 +1,18 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult, LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, mapError, OperationContexts, PROJECT_PACKAGE, type ErrorBody } from '@app/common';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolRequest, CallToolResult, LoggingLevel, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { AppError, mapError, OperationContexts, PROJECT_PACKAGE, type ErrorBody, type NewOperationContext } from '@app/common';
 import { Authenticator, Authorizer, describePrincipal, toolNotAllowed, type Principal } from '@app/auth';
+import { Metrics, newTraceId, parseTraceparent, Tracing } from '@app/telemetry';
 import { loadMcpSdk } from './mcp-sdk.js';
 import { McpRegistry } from './mcp.registry.js';
 import type { McpDoor, ToolSpec } from './tool-spec.js';
 import type { ToolsetSelection } from './toolset-selection.js';
 
 const VERSION = PROJECT_PACKAGE.version ?? '0.0.0';
+
+type RequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
  * What a session remembers beyond one HTTP request: over HTTP every request gets a server of its
@@ -35,6 +39,7 @@ export class McpServerFactory {
     private readonly registry: McpRegistry,
     private readonly authorizer: Authorizer,
     private readonly authenticator: Authenticator,
+    private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -73,7 +78,7 @@ export class McpServerFactory {
 
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await registry.describe(allowed(registry.specsFor(registry.resolve(selection)))) }));
 
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const call = async (request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult> => {
       const { name } = request.params;
       const toolsets = registry.resolve(selection);
       const spec = registry.find(name, toolsets);
@@ -92,9 +97,7 @@ export class McpServerFactory {
       const target = typeof args.namespace === 'string' && typeof args.name === 'string' ? ` ${args.namespace}/${args.name}` : '';
       try {
         if (writes) await log('info', `${name}${target}: started: validating, then applying the helm release to the cluster (this can take a while)`);
-        const client = server.getClientVersion()?.name ?? memory.client;
-        const actor = this.authenticator.enabled ? principal.subject : actorOf(client);
-        const result = await OperationContexts.run({ door, actor, client, principal }, () => spec.run(args, { toolsets, door }));
+        const result = await spec.run(args, { toolsets, door });
         if (writes) await log('info', `${name}${target}: done`);
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
       } catch (error) {
@@ -105,8 +108,50 @@ export class McpServerFactory {
         if (writes) await log('error', `${name}${target} failed: ${mapped.body.error.message}`);
         return errorResult(mapped.body);
       }
+    };
+
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const { name } = request.params;
+      const client = server.getClientVersion()?.name ?? memory.client;
+      const actor = this.authenticator.enabled ? principal.subject : actorOf(client);
+      const known = registry.find(name, registry.resolve(selection)) !== undefined;
+      return this.observed({ name, known, args: request.params.arguments ?? {}, meta: request.params._meta }, { door, actor, client, principal }, () => call(request, extra));
     });
     return server;
+  }
+
+  /**
+   * A tool call in its operation context, its span (child of the HTTP request's, or of the
+   * caller's `_meta.traceparent`), one access line and its metrics. An unknown tool is counted
+   * as `unknown`: label values stay the set of tools served.
+   */
+  private async observed(
+    call: { name: string; known: boolean; args: Record<string, unknown>; meta?: Record<string, unknown> },
+    caller: Omit<NewOperationContext, 'facts' | 'traceId'>,
+    answer: () => Promise<CallToolResult>,
+  ): Promise<CallToolResult> {
+    const tool = call.known ? call.name : 'unknown';
+    const started = process.hrtime.bigint();
+    const parent = call.meta?.traceparent;
+    const span = Tracing.begin(`tools/call ${tool}`, { kind: 'server', parent, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': tool } });
+    const traceId = span?.traceId ?? parseTraceparent(parent)?.traceId ?? OperationContexts.active()?.traceId ?? newTraceId();
+    const { namespace, name } = call.args;
+    const agent = typeof namespace === 'string' && typeof name === 'string' ? `${namespace}/${name}` : undefined;
+    const facts = { subject: caller.principal?.subject, operation: call.name, agent };
+    return OperationContexts.run({ ...caller, traceId, facts }, async () => {
+      let outcome = 'internal';
+      try {
+        const result = await (span ? span.run(answer) : answer());
+        outcome = result.isError ? ((result.structuredContent as Partial<ErrorBody> | undefined)?.error?.code ?? 'error') : 'ok';
+        return result;
+      } finally {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        this.metrics.toolCall(tool, outcome, seconds);
+        span?.set({ 'mcp.tool.outcome': outcome });
+        span?.end(outcome === 'ok' ? undefined : outcome);
+        this.logger.log({ msg: `tool call ${tool}: ${outcome}`, tool, outcome, durationMs: Math.round(seconds * 10_000) / 10 });
+      }
+    });
   }
 
   /**

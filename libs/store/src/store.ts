@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Tracing, type Metrics } from '@app/telemetry';
 import type { PrismaClient as SqliteClient } from './generated/sqlite/client.js';
 import { migrate, sqlitePath, type StoreProvider } from './migrator.js';
 
@@ -31,8 +32,8 @@ export class Store implements OnModuleDestroy {
     private readonly file?: OpenedFile,
   ) {}
 
-  /** Migrates the store and connects: the service does this itself at start. */
-  static async open(url: string): Promise<Store> {
+  /** Migrates the store and connects: the service does this itself at start. `metrics` times its queries and transactions. */
+  static async open(url: string, metrics?: Metrics): Promise<Store> {
     const provider: StoreProvider = url.startsWith('file:') ? 'sqlite' : 'postgresql';
     const applied = await migrate(provider, url);
     const client =
@@ -40,7 +41,8 @@ export class Store implements OnModuleDestroy {
         ? await sqliteClient(url)
         : await postgresClient(url);
     await client.$connect();
-    const store = new Store(provider, client, provider === 'sqlite' ? openedFile(sqlitePath(url)) : undefined);
+    const observed = metrics ? observedClient(client, metrics, provider) : client;
+    const store = new Store(provider, observed, provider === 'sqlite' ? openedFile(sqlitePath(url)) : undefined);
     if (applied.length > 0) store.logger.log(`applied migrations: ${applied.join(', ')}`);
     return store;
   }
@@ -110,4 +112,38 @@ async function sqliteClient(url: string): Promise<StoreClient> {
 async function postgresClient(url: string): Promise<StoreClient> {
   const [{ PrismaClient }, { PrismaPg }] = await Promise.all([import('./generated/postgresql/client.js'), import('@prisma/adapter-pg')]);
   return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as StoreClient;
+}
+
+/**
+ * The client with every query timed (store_query_duration_seconds) and every transaction a span of
+ * its own (`store transaction`, its queries' parent) and timed (store_transaction_duration_seconds).
+ */
+function observedClient(client: StoreClient, metrics: Metrics, provider: StoreProvider): StoreClient {
+  const timed = client.$extends({
+    query: {
+      async $allOperations({ model, operation, args, query }) {
+        const started = process.hrtime.bigint();
+        let ok = false;
+        try {
+          const result = await query(args);
+          ok = true;
+          return result;
+        } finally {
+          metrics.storeQuery(model ?? 'raw', operation, ok, Number(process.hrtime.bigint() - started) / 1e9);
+        }
+      },
+    },
+  }) as unknown as StoreClient;
+  const transaction = (async (...args: Parameters<StoreClient['$transaction']>) => {
+    const started = process.hrtime.bigint();
+    let ok = false;
+    try {
+      const result = await Tracing.span('store transaction', { kind: 'client', attributes: { 'db.system.name': provider } }, () => timed.$transaction(...(args as [never])));
+      ok = true;
+      return result;
+    } finally {
+      metrics.storeTransaction(ok, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  }) as StoreClient['$transaction'];
+  return new Proxy(timed, { get: (target, key, receiver) => (key === '$transaction' ? transaction : Reflect.get(target, key, receiver)) });
 }

@@ -42,6 +42,7 @@ export class AgentAccess {
 
   /** Refuses (403, journaled) unless the caller may perform `operation` in `namespace` (without one: somewhere). */
   async authorize(operation: string, target: { namespace?: string; name?: string } = {}): Promise<void> {
+    OperationContexts.learn({ subject: this.principal().subject, operation, agent: target.namespace && target.name ? `${target.namespace}/${target.name}` : undefined });
     try {
       this.authorizer.authorize(this.principal(), operation, target.namespace);
     } catch (error) {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
+import { Metrics } from '@app/telemetry';
 import { AgentLeaseRepository, recoveryOwner } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
 import { chartValuesOf, type AgentRecord } from '../agents.records.js';
@@ -56,6 +57,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly kube: KubeClient,
     private readonly recovery: OperationRecovery,
     private readonly writes: AgentWrites,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   get actor(): string {
@@ -93,7 +95,11 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const target = { namespace, name };
     const refs = target.namespace && target.name ? [{ namespace: target.namespace, name: target.name }] : await this.names(target.namespace);
     const items: ReconcileItem[] = [];
-    for (const ref of refs) items.push(await this.one(ref, dryRun));
+    for (const ref of refs) {
+      const item = await this.one(ref, dryRun);
+      this.metrics?.reconcilerAction(item.action, item.done ? 'done' : item.error === 'busy' ? 'skipped' : item.error ? 'failed' : dryRun ? 'planned' : 'not_needed');
+      items.push(item);
+    }
     return { dryRun, items };
   }
 

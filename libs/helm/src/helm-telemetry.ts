@@ -1,0 +1,35 @@
+import { Logger } from '@nestjs/common';
+import { Metrics, Tracing } from '@app/telemetry';
+import type { HelmClientOptions } from './helm.client.js';
+
+/** Flags whose value is a credential: their value never reaches a log line or a span. */
+const SECRET_FLAG = /^--(kube-token|password|token)$/;
+
+/**
+ * Each helm process as a child span (`helm <subcommand>`), a duration sample per subcommand and
+ * outcome, and one log line with its arguments (values travel in a file: its path is logged,
+ * never what it holds) and how long it ran.
+ */
+export function observeHelm(metrics: Metrics): NonNullable<HelmClientOptions['observe']> {
+  const logger = new Logger('Helm');
+  return async (args, spawn) => {
+    const subcommand = args[0] ?? 'unknown';
+    const shown = args.map((arg, at) => (at > 0 && SECRET_FLAG.test(args[at - 1]) ? '[redacted]' : arg));
+    const span = Tracing.begin(`helm ${subcommand}`, { kind: 'client', attributes: { 'helm.subcommand': subcommand, 'process.command_args': ['helm', ...shown] } });
+    const started = process.hrtime.bigint();
+    let exitCode = 127;
+    try {
+      const result = await (span ? span.run(spawn) : spawn());
+      exitCode = result.exitCode;
+      return result;
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.helmProcess(subcommand, exitCode === 0, seconds);
+      span?.set({ 'process.exit.code': exitCode });
+      span?.end(exitCode === 0 ? undefined : `helm ${subcommand} exited ${exitCode}`);
+      const line = { msg: `helm ${subcommand}: exit ${exitCode}`, subcommand, args: shown, exitCode, durationMs: Math.round(seconds * 1000) };
+      if (exitCode === 0) logger.log(line);
+      else logger.warn(line);
+    }
+  };
+}

@@ -1,0 +1,55 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parsePrometheusText } from '../support/prometheus-text.js';
+import { call, startTestApp, type TestApp } from '../support/test-app.js';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp({ MCP_ALLOWED_HOSTS: 'localhost,127.0.0.1' });
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+/** node:http, because fetch cannot set Host (a scraper reaches the pod by its address). */
+function get(path: string, host: string): Promise<{ status: number; type: string; text: string }> {
+  const { port } = new URL(t.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: 'GET', path, headers: { host } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('/metrics on the main port (no METRICS_PORT)', () => {
+  it('answers a scraper that names the pod address, where the API refuses that Host', async () => {
+    expect((await get('/api/v1/agents', '10.1.2.3:8080')).status).toBe(403);
+    const scrape = await get('/metrics', '10.1.2.3:8080');
+    expect(scrape.status).toBe(200);
+    expect(scrape.type).toContain('text/plain');
+    expect(parsePrometheusText(scrape.text).types.get('agent_manager_http_requests_total')).toBe('counter');
+  });
+
+  it('counts requests by route template, never by path: unknown paths share one label value', async () => {
+    expect((await call(t.url, 'GET', '/api/v1/agents/team-a/helper')).status).toBe(404);
+    expect((await call(t.url, 'GET', '/no/such/route-1')).status).toBe(404);
+    expect((await call(t.url, 'GET', '/no/such/route-2')).status).toBe(404);
+    const { samples } = parsePrometheusText((await get('/metrics', 'localhost')).text);
+    const requests = samples.filter((s) => s.name === 'agent_manager_http_requests_total');
+    expect(requests).toContainEqual({ name: 'agent_manager_http_requests_total', labels: { method: 'GET', route: '/api/v1/agents/:namespace/:name', outcome: 'not_found', status: '404' }, value: 1 });
+    expect(requests).toContainEqual({ name: 'agent_manager_http_requests_total', labels: { method: 'GET', route: 'unmatched', outcome: 'not_found', status: '404' }, value: 2 });
+    expect(requests.filter((s) => /team-a|helper|route-/.test(Object.values(s.labels).join(' ')))).toEqual([]);
+  });
+
+  it('answers X-Request-Id with the id the caller sent, or a new one when it is not a usable id', async () => {
+    expect((await call(t.url, 'GET', '/api/v1/info', undefined, { 'x-request-id': 'deploy-42' })).headers.get('x-request-id')).toBe('deploy-42');
+    const fresh = (await call(t.url, 'GET', '/api/v1/info', undefined, { 'x-request-id': 'has spaces' })).headers.get('x-request-id');
+    expect(fresh).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
