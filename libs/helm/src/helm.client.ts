@@ -198,7 +198,7 @@ export class HelmClient {
   }
 
   private readFailure(action: string, release: ReleaseRef, stderr: string): AppError {
-    if (isReleaseNotFound(stderr)) return new AppError('not_found', `helm has no release ${release.namespace}/${release.name}`);
+    if (isReleaseNotFound(stderr)) return new AppError('not_found', `helm has no release ${release.namespace}/${release.name}`).fromEnvironment();
     return helmFailure(action, stderr);
   }
 

@@ -215,6 +215,10 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       await this.repository.succeedOperation(operationId);
     }
     if (intent?.state === 'pending') await this.recovery.supersede([(await this.repository.operation(intent.operationId))!], operationId);
+    // The create's intent is what landed now: a retry of it with its idempotency key answers from this operation.
+    if (intent && (action.action === 'record-create' || (action.action === 'reinstall' && action.from === 'intent'))) {
+      await this.repository.relinkKeys(intent.operationId, operationId);
+    }
   }
 
   private journal(id: string, kind: OperationKind, ref: ReleaseRef, actor: string, request: unknown, intent?: { spec: AgentSpec; values: ChartValues }, agentId?: string) {
