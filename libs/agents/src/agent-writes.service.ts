@@ -40,11 +40,16 @@ export interface KeyHooks<T> {
 }
 
 /**
- * helm applied the write, but its outcome could not be recorded (the store failed, or the lock
- * on the agent was lost): the operation stays pending, and the key stays claimed for a retry to
- * settle it rather than run the write twice.
+ * A write whose outcome is not known: helm applied it but it could not be recorded (the store
+ * failed, or the lock on the agent was lost), or helm failed talking to the cluster part-way. The
+ * key stays claimed, linked to the operation, for a retry to settle from what helm holds (or the
+ * reconciler to complete) rather than run the write blindly a second time.
  */
-export class UnrecordedWrite extends AppError {}
+export class UncertainWrite extends AppError {
+  static of(error: AppError): UncertainWrite {
+    return new UncertainWrite(error.code, error.message, error.details, error.retryAfterSeconds);
+  }
+}
 
 /**
  * What makes writes safe with several replicas, retries and restarts: a gate that closes on
@@ -235,7 +240,7 @@ export class AgentWrites {
       if (!claimed.answered) await this.keep(key, () => this.keys.complete(key, { status: 200, body: { result: answer } }, keep));
       return answer;
     } catch (error) {
-      if (error instanceof UnrecordedWrite) await this.keep(key, () => this.keys.lapse(key));
+      if (error instanceof UncertainWrite) await this.keep(key, () => this.keys.lapse(key));
       else if (error instanceof AppError && FINAL_REFUSALS.has(error.code) && !error.environmental) await this.keep(key, () => this.keys.complete(key, { status: error.status, body: error.toBody() }, keep));
       else await this.keep(key, () => this.keys.forget(key));
       throw error;

@@ -204,7 +204,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       else await this.repository.recordCreate(ref.namespace, ref.name, chart, applied);
     } else if (action.action === 'rollback' && agent) {
       await this.journal(operationId, 'rollback', ref, this.actor, request, { spec: agent.spec, values: agent.values }, agent.id);
-      const stuck = await this.repository.pendingOperations(ref);
+      const stuck = (await this.repository.pendingOperations(ref)).filter((op) => op.id !== operationId); // not this pass's own entry
       await this.helm.rollback(ref, action.to);
       const info = await this.helm.status(ref);
       await this.recovery.supersede(stuck, operationId);

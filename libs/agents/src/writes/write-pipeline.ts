@@ -8,7 +8,7 @@ import type { AgentDto } from '../agents.responses.js';
 import type { ChartValues } from '../agents.types.js';
 import { agentView } from '../agents.views.js';
 import { auditOf } from '../audit/audit.records.js';
-import { AgentWrites, UnrecordedWrite, type ClaimedKey, type HeldLease } from '../agent-writes.service.js';
+import { AgentWrites, UncertainWrite, type ClaimedKey, type HeldLease } from '../agent-writes.service.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
 
@@ -136,7 +136,8 @@ export class WritePipeline {
       const failure = error instanceof AppError ? error : new AppError('backend_error', `helm failed: ${(error as Error).message}`);
       await this.repository.failOperation(operation.id, failure.code, failure.message);
       this.logger.warn(`${operation.kind} ${operation.namespace}/${operation.name} failed (operation ${operation.id}): ${failure.message}`);
-      throw failure;
+      // helm failing against the cluster may have left part of the write (a release pending-install): not a refusal to forget.
+      throw failure.code === 'backend_error' ? UncertainWrite.of(failure) : failure;
     }
   }
 
@@ -148,12 +149,12 @@ export class WritePipeline {
   private async record<T>(operation: OperationRecord, lease: HeldLease, helmRevision: number | null, write: () => Promise<T>): Promise<T> {
     const applied = `helm applied the ${operation.kind} of ${operation.namespace}/${operation.name}${helmRevision ? ` (release revision ${helmRevision})` : ''}`;
     const after = `operation ${operation.id} stays pending and is recorded from what helm holds by the next write on this agent or the recovery sweep; a retry with the same idempotency key gets its answer, else read the agent again before retrying`;
-    if (lease.lost) throw new UnrecordedWrite('backend_error', `${applied}, but this replica lost its lock on the agent before recording it; ${after}`);
+    if (lease.lost) throw new UncertainWrite('backend_error', `${applied}, but this replica lost its lock on the agent before recording it; ${after}`);
     try {
       return await write();
     } catch (error) {
       this.logger.error(`recording operation ${operation.id} failed: ${(error as Error).stack ?? String(error)}`);
-      throw new UnrecordedWrite('backend_error', `${applied}, but recording it in the store failed (${(error as Error).message}); ${after}`);
+      throw new UncertainWrite('backend_error', `${applied}, but recording it in the store failed (${(error as Error).message}); ${after}`);
     }
   }
 }
