@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
-import { AgentLeaseRepository, recoveryOwner } from '../agent-lease.repository.js';
+import { AgentLeaseRepository, isRecoveryHolder, recoveryOwner, type LeaseResult } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
 import { chartValuesOf, type AgentRecord } from '../agents.records.js';
 import { AgentsRepository, type AppliedChange } from '../agents.repository.js';
@@ -151,7 +152,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const leaseId = randomUUID();
     const ttl = this.config.LEASE_TTL_SECONDS * 1000;
     if (!dryRun) {
-      const lease = await this.leases.acquire(key, owner, leaseId, ttl);
+      const lease = await this.acquire(key, owner, leaseId, ttl);
       if (!lease.acquired) return { ...ref, action: 'none', detail: `a write holds the agent (operation ${lease.holder.operationId}): reconciled after it`, done: false, error: 'busy' };
     }
     const stop = dryRun ? () => undefined : this.leases.keepAlive(key, owner, leaseId, ttl, (message) => this.logger.warn(message));
@@ -167,6 +168,16 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     } finally {
       stop();
       if (!dryRun) await this.leases.release(key, owner, leaseId).catch(() => undefined);
+    }
+  }
+
+  /** The agent's lease; a recovery sweep's brief hold (on any replica) is waited out for up to one TTL, a write's is not. */
+  private async acquire(key: string, owner: string, leaseId: string, ttl: number): Promise<LeaseResult> {
+    const deadline = Date.now() + ttl;
+    for (;;) {
+      const lease = await this.leases.acquire(key, owner, leaseId, ttl);
+      if (lease.acquired || !isRecoveryHolder(lease.holder) || Date.now() > deadline) return lease;
+      await sleep(100);
     }
   }
 
