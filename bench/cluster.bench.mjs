@@ -4,7 +4,8 @@
 // agents (SQLite; PostgreSQL too with BENCH_PG=1), start-up, RSS and 10 concurrent PATCHes.
 // Prints medians with min–max next to the issue's targets, writes bench/results.json, asserts nothing.
 // BENCH_ROUNDS scales the rounds (1 = the defaults below).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +32,7 @@ const STARTS = rounds(5);
 const SIZES = (process.env.BENCH_LIST_SIZES ?? '100,1000,10000').split(',').map(Number);
 const SETTLE_MS = 5000;
 const CHART = join(ROOT, 'charts', 'agent');
-/** BENCH_ONLY=start,writes,reads,mcp,race,lists runs only those sections (all by default). */
+/** BENCH_ONLY=start,writes,reads,mcp,race,load,lists runs only those sections (all by default). */
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()) : null;
 const wanted = (section) => !ONLY || ONLY.includes(section);
 const NS = 'bench';
@@ -254,6 +255,73 @@ async function race(service) {
   }
 }
 
+/** Samples GET <url> one after another until SIGTERM, then prints the latencies (ms) as JSON: a process of its own, so the load generator's work never counts. */
+const HEALTH_SAMPLER = `
+const url = process.argv[1];
+const samples = [];
+let stop = false;
+process.once('SIGTERM', () => (stop = true));
+while (!stop) {
+  const started = performance.now();
+  try { const res = await fetch(url); await res.arrayBuffer(); samples.push(performance.now() - started); } catch { samples.push(-1); }
+  await new Promise((resolve) => setTimeout(resolve, 10));
+}
+process.stdout.write(JSON.stringify(samples));
+`;
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/**
+ * Issue 11's load: 500 concurrent validates and 50 concurrent status reads of an agent with
+ * ~248 KiB of annotations (the cap is 256 KiB less helm's share), /healthz sampled meanwhile
+ * from another process. Target: no error (503 with Retry-After is an answer), /healthz p99 ≤ 100 ms.
+ */
+async function load(service) {
+  log('load: 500 concurrent validates + 50 concurrent status reads of a 256 KiB-annotation agent; /healthz sampled meanwhile');
+  const annotations = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`bench.example.com/blob-${i}`, 'x'.repeat(62 * 1024)]));
+  await expectStatus(api(service.base, 'POST', '/api/v1/agents', { ...createBody('svc-big', 0), annotations }), 201, 'create svc-big');
+  await expectStatus(api(service.base, 'GET', `/api/v1/agents/${NS}/svc-big/status`), 200, 'status svc-big');
+  const sampler = spawn(process.execPath, ['--input-type=module', '-e', HEALTH_SAMPLER, `${service.base}/healthz`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  sampler.stdout.on('data', (chunk) => (out += chunk));
+  const samplerDone = once(sampler, 'exit');
+  await sleep(300);
+  const started = performance.now();
+  const answer = (kind) => (res) => ({ kind, status: res.status, retryAfter: res.headers.get('retry-after'), ms: performance.now() - started });
+  const failed = (kind) => (error) => ({ kind, status: 'error', error: error.message, ms: performance.now() - started });
+  const answers = await Promise.all([
+    ...Array.from({ length: 500 }, (_, i) => api(service.base, 'POST', '/api/v1/agents/validate', createBody(`val-${i}`, i)).then(answer('validate'), failed('validate'))),
+    ...Array.from({ length: 50 }, () => api(service.base, 'GET', `/api/v1/agents/${NS}/svc-big/status`).then(answer('status'), failed('status'))),
+  ]);
+  const wall = performance.now() - started;
+  sampler.kill('SIGTERM');
+  await samplerDone;
+  const samples = JSON.parse(out || '[]');
+  const health = samples.filter((ms) => ms >= 0).sort((a, b) => a - b);
+  const counts = {};
+  for (const a of answers) counts[`${a.kind} ${a.status}`] = (counts[`${a.kind} ${a.status}`] ?? 0) + 1;
+  const unavailable = answers.filter((a) => a.status === 503);
+  const withRetryAfter = unavailable.filter((a) => a.retryAfter).length;
+  const errors = answers.filter((a) => a.status !== 200 && a.status !== 503).length;
+  const p99 = percentile(health, 99);
+  log(`load: ${JSON.stringify(counts)}; 503s ${unavailable.length} (${withRetryAfter} with Retry-After); /healthz ${health.length} samples, p50 ${percentile(health, 50)?.toFixed(1)} ms, p99 ${p99?.toFixed(1)} ms, max ${health.at(-1)?.toFixed(1)} ms; ${samples.length - health.length} failed; wall ${(wall / 1000).toFixed(1)} s`);
+  figure({ id: 'load_healthz_p50', section: 'load', label: '/healthz p50 during the load', a: { n: 1, median: percentile(health, 50), min: health[0], max: health.at(-1) }, unit: 'ms' });
+  figure({ id: 'load_healthz_p99', section: 'load', label: `/healthz p99 during the load (${health.length} samples)`, a: { n: 1, median: p99, min: p99, max: p99 }, unit: 'ms', target: '≤ 100 ms', met: p99 <= 100 });
+  figure({
+    id: 'load_answers',
+    section: 'load',
+    label: '500 validates + 50 status reads at once',
+    counts,
+    byStatus: Object.fromEntries(Object.keys(counts).map((key) => [key, summary(answers.filter((a) => `${a.kind} ${a.status}` === key).map((a) => a.ms))])),
+    applied: `${unavailable.length}×503 (${withRetryAfter} with Retry-After), ${errors} errors, wall ${(wall / 1000).toFixed(1)} s`,
+    unit: 'ms',
+    target: 'no error; a 503 carries Retry-After',
+    met: errors === 0 && withRetryAfter === unavailable.length,
+  });
+}
+
 /** Three stores of 100, 1,000 and 10,000 agents, seeded through the store layer, one service each. */
 async function seededStores(provider, pg) {
   const urls = [];
@@ -376,7 +444,7 @@ function printAll() {
       .map((f) => {
         if (f.counts) {
           const statuses = Object.entries(f.counts).map(([s, n]) => `${n}×${s} ${fmt(f.byStatus[s])}`).join(', ');
-          return { figure: f.label, a: statuses, b: `applied ${f.applied}`, target: f.target, met: f.met };
+          return { figure: f.label, a: statuses, b: typeof f.applied === 'string' ? f.applied : `applied ${f.applied}`, target: f.target, met: f.met };
         }
         const ratio = f.ratio === undefined ? '' : `${f.ratio.toFixed(2)}× (${f.ratioOf})`;
         return { figure: f.label, a: fmt(f.a ?? f.value, f.unit), b: fmt(f.b, f.unit), ratio, target: f.target ?? '', met: f.met };
@@ -418,7 +486,7 @@ try {
   if (!existsSync(HELM_BIN)) throw new Error(`no helm at ${HELM_BIN}: run npm install (scripts/install-helm.mjs) or set HELM_BIN`);
   results.meta.helm = (await run(HELM_BIN, ['version', '--template', '{{.Version}}'])).stdout.trim();
   results.meta.commit = (await run('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']).catch(() => ({ stdout: 'unknown' }))).stdout.trim();
-  const needsCluster = ['writes', 'reads', 'mcp', 'race'].some(wanted);
+  const needsCluster = ['writes', 'reads', 'mcp', 'race', 'load'].some(wanted);
   let kubeconfig = unreachableKubeconfig();
   if (needsCluster) {
     log('starting a local control plane (test/cluster/up.sh)');
@@ -437,6 +505,7 @@ try {
     if (wanted('reads') || wanted('mcp')) await reads(service, kubeconfig);
     if (wanted('mcp')) await mcp(service);
     if (wanted('race')) await race(service);
+    if (wanted('load')) await load(service);
     await service.stop();
   }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,8 @@ import { AppError, loadConfig } from '@app/common';
 import { Store } from '@app/store';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
 import { AgentLeaseRepository, recoveryOwner } from './agent-lease.repository.js';
-import { AgentWrites } from './agent-writes.service.js';
+import { AgentWrites, UncertainWrite, type KeyHooks } from './agent-writes.service.js';
+import { AgentsRepository } from './agents.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 
 describe(AgentWrites.name, () => {
@@ -89,6 +91,92 @@ describe(AgentWrites.name, () => {
   it('frees the lease when the write is done, so the next write runs', async () => {
     await writes.exclusive('ns', 'free', settled, async () => 'first');
     await expect(writes.exclusive('ns', 'free', settled, async () => 'second')).resolves.toBe('second');
+  });
+});
+
+describe(`${AgentWrites.name}: idempotency keys across faults`, () => {
+  let db: FreshDatabase;
+  let store: Store;
+  let writes: AgentWrites;
+  let repository: AgentsRepository;
+  const quiet: KeyHooks<string> = { settle: async () => undefined, recorded: async () => 'never', replayed: async () => undefined };
+
+  beforeAll(async () => {
+    db = await freshDatabaseUrl();
+    store = await Store.open(db.url);
+    repository = new AgentsRepository(store);
+    const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
+    writes = new AgentWrites(config, new AgentLeaseRepository(store), new IdempotencyRepository(store), store);
+  });
+
+  afterAll(async () => {
+    await store?.client.$disconnect();
+    await db?.drop();
+  });
+
+  it('keeps a refusal of the request for the retry, but runs the retry again after a refusal the environment caused', async () => {
+    let runs = 0;
+    const refuse = (key: string, error: () => AppError) =>
+      writes.idempotent(key, { same: 'body' }, async () => {
+        runs++;
+        throw error();
+      }, quiet).catch((e: unknown) => e as AppError);
+    const own = () => new AppError('invalid_request', 'the request itself is wrong');
+    expect(await refuse('final', own)).toMatchObject({ code: 'invalid_request' });
+    expect(await refuse('final', own)).toMatchObject({ code: 'invalid_request' });
+    expect(runs).toBe(1);
+    const environment = () => new AppError('invalid_request', 'namespace "later" does not exist in the cluster').fromEnvironment();
+    runs = 0;
+    await refuse('environment', environment);
+    await refuse('environment', environment);
+    expect(runs).toBe(2);
+  });
+
+  it('answers a retry of a run that stopped with its operation pending from what that operation recorded, without running it again', async () => {
+    let runs = 0;
+    let operationId = '';
+    const first = await writes
+      .idempotent('uncertain', { same: 'body' }, async (claimed) => {
+        runs++;
+        operationId = randomUUID();
+        await repository.startOperation({ id: operationId, kind: 'create', namespace: 'ns', name: 'uncertain', request: {}, actor: 't', owner: 'replica-a', idempotencyKey: claimed!.key });
+        throw new UncertainWrite('backend_error', 'helm applied it, but recording it failed');
+      }, quiet)
+      .catch((e: unknown) => e as AppError);
+    expect(first).toMatchObject({ code: 'backend_error' });
+
+    const settled: string[] = [];
+    const hooks: KeyHooks<string> = {
+      settle: async (id) => {
+        settled.push(id);
+        const values = { modelConfig: 'm', toolset: ['preset:none'], description: '', displayName: '', systemMessage: '', labels: {}, annotations: {} };
+        await repository.recordCreate('ns', 'uncertain', { ref: 'c' }, { spec: { modelConfig: 'm', toolset: ['preset:none'] }, values, helmRevision: 1, kind: 'create', actor: 't', operationId: id });
+      },
+      recorded: async (id) => `answer of ${id}`,
+      replayed: async () => undefined,
+    };
+    const run = async () => {
+      runs++;
+      return 'ran again';
+    };
+    await expect(writes.idempotent('uncertain', { same: 'body' }, run, hooks)).resolves.toBe(`answer of ${operationId}`);
+    await expect(writes.idempotent('uncertain', { same: 'body' }, run, { ...hooks, recorded: async () => 'not asked again' })).resolves.toBe(`answer of ${operationId}`);
+    expect(settled).toEqual([operationId]);
+    expect(runs).toBe(1);
+  });
+
+  it('runs a retry once when the run it follows stopped and its operation did not land', async () => {
+    let operationId = '';
+    await writes
+      .idempotent('did-not-land', { same: 'body' }, async (claimed) => {
+        operationId = randomUUID();
+        await repository.startOperation({ id: operationId, kind: 'create', namespace: 'ns', name: 'did-not-land', request: {}, actor: 't', owner: 'replica-a', idempotencyKey: claimed!.key });
+        throw new UncertainWrite('backend_error', 'helm failed against the cluster');
+      }, quiet)
+      .catch(() => undefined);
+    const hooks: KeyHooks<string> = { ...quiet, settle: async (id) => void (await repository.failOperation(id, 'backend_error', 'did not land')) };
+    await expect(writes.idempotent('did-not-land', { same: 'body' }, async () => 'ran once', hooks)).resolves.toBe('ran once');
+    await expect(writes.idempotent('did-not-land', { same: 'body' }, async () => 'ran twice', hooks)).resolves.toBe('ran once');
   });
 });
 

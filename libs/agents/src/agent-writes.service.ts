@@ -12,14 +12,45 @@ export interface HeldLease {
   lost: boolean;
 }
 
-/** Refusals a retry with the same request would get again: kept as the idempotent answer. */
 /** How often a write waiting in line reads who holds the agent's lease. */
 const LINE_POLL_MS = 100;
 
 /** What a refused write tells the caller to wait before retrying when the store is down. */
 const STORE_RETRY_SECONDS = 5;
 
+/** Refusals a retry with the same request would get again: kept as the idempotent answer (unless the environment caused them). */
 const FINAL_REFUSALS = new Set(['invalid_request', 'not_found', 'precondition_failed']);
+
+/** A key claimed for one run of a write. */
+export interface ClaimedKey {
+  /** The key as stored (scoped to the caller). */
+  key: string;
+  keepMs: number;
+  /** Set once the answer was stored with the write's outcome, in its transaction. */
+  answered: boolean;
+}
+
+/** What the write pipeline knows about a request's operations, for retries of it. */
+export interface KeyHooks<T> {
+  /** An earlier run of the request stopped with operation `operationId` pending: settle it under the agent's lease. */
+  settle(operationId: string): Promise<void>;
+  /** The answer re-derived from what operation `operationId` (an earlier run, which succeeded) recorded. */
+  recorded(operationId: string): Promise<T>;
+  /** Throws when a replayed answer no longer stands (its agent was deleted since). */
+  replayed(answer: T, sent: string): Promise<void>;
+}
+
+/**
+ * A write whose outcome is not known: helm applied it but it could not be recorded (the store
+ * failed, or the lock on the agent was lost), or helm failed talking to the cluster part-way. The
+ * key stays claimed, linked to the operation, for a retry to settle from what helm holds (or the
+ * reconciler to complete) rather than run the write blindly a second time.
+ */
+export class UncertainWrite extends AppError {
+  static of(error: AppError): UncertainWrite {
+    return new UncertainWrite(error.code, error.message, error.details, error.retryAfterSeconds);
+  }
+}
 
 /**
  * What makes writes safe with several replicas, retries and restarts: a gate that closes on
@@ -165,16 +196,21 @@ export class AgentWrites {
 
   /**
    * Answers a write once per key: the first request runs; a retry with the same request gets
-   * the first answer (or waits for it while it runs); the same key with another request is refused.
+   * the first answer (or waits for it while it runs, then 409 in progress); the same key with
+   * another request is refused. The run links the key to the operation it journals and stores
+   * its answer in the transaction that records the outcome (`claimed.answered` then). A retry
+   * that finds the key's run stopped without an answer (its replica died, or the store failed
+   * while recording) settles that operation from what helm holds and answers from what landed,
+   * or runs the write when nothing did. Refusals the environment caused are never kept.
    */
-  async idempotent<T>(sent: string | undefined, request: unknown, run: () => Promise<T>): Promise<T> {
+  async idempotent<T>(sent: string | undefined, request: unknown, run: (claimed?: ClaimedKey) => Promise<T>, hooks: KeyHooks<T>): Promise<T> {
     if (!sent) return run();
     const key = scopedKey(sent);
     const hash = createHash('sha256').update(canonicalJson(request)).digest('hex');
-    const keep = this.config.IDEMPOTENCY_TTL_SECONDS * 1000;
+    const keep = this.keepMs;
     const pending = this.config.LEASE_TTL_SECONDS * 1000;
     const deadline = Date.now() + (this.config.HELM_TIMEOUT_SECONDS + this.config.LEASE_TTL_SECONDS + 30) * 1000;
-    for (;;) {
+    for (let settled = 0; ; ) {
       const claim = await this.keys.claim(key, hash, pending);
       if (claim.kind === 'mismatch') {
         throw new AppError('conflict', `idempotency key "${sent}" was already used for a different request: send a new key for a new request, or resend the first request unchanged`, [
@@ -183,34 +219,65 @@ export class AgentWrites {
       }
       if (claim.kind === 'replay') {
         this.metrics?.idempotencyReplay(operationOf(request));
-        return replay<T>(claim.answer.body);
+        return this.replay(sent, claim.answer.body, hooks);
       }
       if (claim.kind === 'claimed') break;
-      if (Date.now() > deadline) throw new AppError('conflict', `a request with idempotency key "${sent}" is still running: retry later with the same key`);
+      if (claim.expired) {
+        const op = claim.operation;
+        if (op?.state === 'pending' && settled++ < 3) {
+          await hooks.settle(op.id); // records or fails it from what helm holds; throws 409 while helm cannot tell
+          continue;
+        }
+        if (op?.state === 'succeeded') {
+          const answer = await hooks.recorded(op.id);
+          await this.keys.complete(key, { status: 200, body: { result: answer } }, keep, undefined, op.id);
+          continue;
+        }
+        if (op?.state !== 'pending' && (await this.keys.takeOver(key, op?.id ?? null, pending))) break;
+      }
+      if (Date.now() > deadline || settled > 3) throw new AppError('conflict', `a request with idempotency key "${sent}" is still in progress: retry later with the same key`);
       await sleep(150);
     }
+    const claimed: ClaimedKey = { key, keepMs: keep, answered: false };
     const renew = setInterval(() => {
       this.keys.renew(key, pending).catch((error: unknown) => this.logger.warn(`renewing idempotency key ${key} failed: ${(error as Error).message}`));
     }, Math.max(250, Math.floor(pending / 3)));
     try {
-      const answer = await run();
-      await this.keys.complete(key, { status: 200, body: { result: answer } }, keep);
+      const answer = await run(claimed);
+      if (!claimed.answered) await this.keep(key, () => this.keys.complete(key, { status: 200, body: { result: answer } }, keep));
       return answer;
     } catch (error) {
-      if (error instanceof AppError && FINAL_REFUSALS.has(error.code)) {
-        await this.keys.complete(key, { status: error.status, body: error.toBody() }, keep);
-      } else {
-        await this.keys.forget(key);
-      }
+      if (error instanceof UncertainWrite) await this.keep(key, () => this.keys.lapse(key));
+      else if (error instanceof AppError && FINAL_REFUSALS.has(error.code) && !error.environmental) await this.keep(key, () => this.keys.complete(key, { status: error.status, body: error.toBody() }, keep));
+      else await this.keep(key, () => this.keys.forget(key));
       throw error;
     } finally {
       clearInterval(renew);
     }
   }
 
+  get keepMs(): number {
+    return this.config.IDEMPOTENCY_TTL_SECONDS * 1000;
+  }
+
+  /** A replayed answer, unless what it describes was deleted since (`hooks.replayed` says so). */
+  private async replay<T>(sent: string, stored: unknown, hooks: KeyHooks<T>): Promise<T> {
+    const answer = replay<T>(stored);
+    await hooks.replayed(answer, sent);
+    return answer;
+  }
+
+  /**
+   * Bookkeeping of a key after its write: when the store fails here the write's own answer still
+   * goes out, and the claim lapses by itself (a retry then settles it from the journal).
+   */
+  private async keep(key: string, work: () => Promise<unknown>): Promise<void> {
+    await work().catch((error: unknown) => this.logger.warn(`idempotency key ${key}: ${(error as Error).message}; it lapses by itself`));
+  }
+
   /** Removes answers past their time; the recovery sweep calls it. */
   purgeExpiredKeys(): Promise<number> {
-    return this.keys.purgeExpired();
+    return this.keys.purgeExpired(this.keepMs);
   }
 }
 

@@ -32,6 +32,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN,
   NAMESPACE_SCHEMA,
   REQUEST_EXAMPLES,
+  RevisionsQueryDto,
   RollbackAgentDto,
   UpdateAgentDto,
   ValidateAgentDto,
@@ -412,16 +413,19 @@ export class AgentsController {
   @ApiOperation({
     operationId: 'listAgentRevisions',
     summary: 'Every applied change: who, when, values',
-    description: 'From the store, oldest first; a revision number is what rollback takes. The same as the MCP tool list_agent_revisions.',
+    description:
+      'From the store, oldest first; a revision number is what rollback takes. With life=all, also the revisions of earlier agents of the same name that were deleted, each marked with its life. The same as the MCP tool list_agent_revisions.',
   })
   @(agentPath[0])
   @(agentPath[1])
+  @errors(queryOf(RevisionsQueryDto))
   @ApiResponse({ status: 200, description: 'The revisions of the agent', type: RevisionListDto })
   @errors(READ_ERRORS)
-  async revisions(@Param() ref: Record<string, string>): Promise<RevisionListDto> {
+  async revisions(@Param() ref: Record<string, string>, @Query() query: Record<string, unknown>): Promise<RevisionListDto> {
     const target = parseInput(AgentRefDto, ref);
+    const input = parseInput(RevisionsQueryDto, query ?? {});
     await this.access.authorize('list_agent_revisions', target);
-    return this.agents.revisions(target);
+    return this.agents.revisions(target, input);
   }
 
   @Post('agents/:namespace/:name/rollback')

@@ -236,6 +236,19 @@ export class AgentRefDto {
   name: string;
 }
 
+export const REVISION_LIVES = ['current', 'all'] as const;
+
+export class RevisionsQueryDto {
+  @ApiPropertyOptional({
+    description: "Whose revisions: the current agent's (default), or those of every agent that had this name, earlier deleted ones included, each marked with its life",
+    enum: REVISION_LIVES,
+    default: 'current',
+  })
+  @Optional()
+  @IsIn(REVISION_LIVES, { message: `life must be one of ${REVISION_LIVES.join(', ')}` })
+  life?: (typeof REVISION_LIVES)[number];
+}
+
 export const LIST_STATUSES = ['active', 'deleted', 'all'] as const;
 
 export class ListAgentsQueryDto {

@@ -53,7 +53,18 @@ export interface AgentPage {
   more: boolean;
 }
 
-type Tx = Pick<StoreClient, 'agent' | 'agentLabel' | 'agentRevision' | 'operation' | '$queryRaw' | '$executeRaw'>;
+type Tx = Pick<StoreClient, 'agent' | 'agentLabel' | 'agentRevision' | 'operation' | 'idempotencyRecord' | '$queryRaw' | '$executeRaw'>;
+
+/**
+ * The answer to a write sent with an idempotency key, kept in the transaction that records the
+ * write: composed from the agent as recorded, stored on the key's claim of this operation.
+ */
+export interface RecordedAnswer {
+  /** The key as stored (scoped to the caller). */
+  key: string;
+  ttlMs: number;
+  body(agent: AgentWithLastOperation): Promise<unknown>;
+}
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
 
@@ -122,6 +133,17 @@ export class AgentsRepository {
     return row ? toRevisionRecord(row) : null;
   }
 
+  /** The revision an operation recorded, if it recorded one. */
+  async revisionOfOperation(operationId: string): Promise<RevisionRecord | null> {
+    const row = await this.db.agentRevision.findFirst({ where: { operationId } });
+    return row ? toRevisionRecord(row) : null;
+  }
+
+  /** Passes the idempotency claims of one operation to another that carried out its intent (the reconciler's). */
+  async relinkKeys(from: string, to: string): Promise<void> {
+    await this.db.idempotencyRecord.updateMany({ where: { operationId: from, state: 'pending' }, data: { operationId: to } });
+  }
+
   /**
    * Journals a write before helm runs, with what it means to apply (for recovery after a crash),
    * and makes it the last operation of its agent (by id, or the active agent of its name).
@@ -139,6 +161,8 @@ export class AgentsRepository {
     baseHelmRevision?: number | null;
     /** Who asked and how (principal, door, client, request id), for the audit trail. */
     audit?: AuditEntry;
+    /** The idempotency key (as stored) the request claimed: linked to this operation, so a retry finds it. */
+    idempotencyKey?: string;
   }): Promise<OperationRecord> {
     return this.db.$transaction(async (tx) => {
       const row = await tx.operation.create({
@@ -160,6 +184,7 @@ export class AgentsRepository {
       // raw, so that the agent's updatedAt (Prisma's @updatedAt) keeps meaning "last change applied"
       if (input.agentId) await tx.$executeRaw`UPDATE "Agent" SET "lastOperationId" = ${row.id} WHERE "id" = ${input.agentId}`;
       else await tx.$executeRaw`UPDATE "Agent" SET "lastOperationId" = ${row.id} WHERE "activeKey" = ${activeKey(input.namespace, input.name)}`;
+      if (input.idempotencyKey) await tx.idempotencyRecord.updateMany({ where: { key: input.idempotencyKey, state: 'pending' }, data: { operationId: row.id } });
       return toOperationRecord(row);
     });
   }
@@ -186,7 +211,7 @@ export class AgentsRepository {
   }
 
   /** Records a create: the agent, its labels, its revision 1 and the operation's success, at once. */
-  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange): Promise<AgentRecord> {
+  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentRecord> {
     const id = randomUUID();
     return this.db.$transaction(async (tx) => {
       const agent = await tx.agent.create({
@@ -212,12 +237,13 @@ export class AgentsRepository {
       await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
       await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
+      await keepAnswer(tx, agent, change.operationId, keep);
       return toAgentRecord(agent);
     });
   }
 
   /** Records an update or rollback: the agent's new state and labels, a new revision, the operation's success. */
-  async recordChange(agent: AgentRecord, change: AppliedChange): Promise<AgentRecord> {
+  async recordChange(agent: AgentRecord, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentRecord> {
     const revision = agent.revision + 1;
     return this.db.$transaction(async (tx) => {
       const updated = await tx.agent.update({
@@ -237,12 +263,13 @@ export class AgentsRepository {
       await tx.agentLabel.createMany({ data: labelRows(updated, change.spec) });
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
       await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
+      await keepAnswer(tx, updated, change.operationId, keep);
       return toAgentRecord(updated);
     });
   }
 
   /** Marks the agent deleted (its history and labels are kept) and the operation succeeded. */
-  async recordDelete(agent: AgentRecord, operationId: string, actor: string): Promise<AgentRecord> {
+  async recordDelete(agent: AgentRecord, operationId: string, actor: string, keep?: RecordedAnswer): Promise<AgentRecord> {
     return this.db.$transaction(async (tx) => {
       const deleted = await tx.agent.update({
         where: { id: agent.id },
@@ -250,6 +277,7 @@ export class AgentsRepository {
       });
       await tx.agentLabel.updateMany({ where: { agentId: agent.id }, data: { state: 'deleted' } });
       await closeSucceeded(tx, operationId, {});
+      await keepAnswer(tx, deleted, operationId, keep);
       return toAgentRecord(deleted);
     });
   }
@@ -437,6 +465,17 @@ function labelRows(agent: AgentRow, spec: AgentSpec) {
 async function closeSucceeded(tx: Pick<StoreClient, 'operation'>, id: string, data: { agentId?: string; helmRevision?: number | null }): Promise<void> {
   const closed = await tx.operation.updateMany({ where: { id, state: 'pending' }, data: { ...data, state: 'succeeded', finishedAt: new Date() } });
   if (closed.count !== 1) throw new Error(`operation ${id} is no longer pending: it was recorded or closed elsewhere`);
+}
+
+/** Stores a keyed write's answer with its outcome: on the claim of this operation only (a lapsed claim taken over is not answered). */
+async function keepAnswer(tx: Tx, agent: AgentRow, operationId: string, keep: RecordedAnswer | undefined): Promise<void> {
+  if (!keep) return;
+  const last = await tx.operation.findUnique({ where: { id: operationId } });
+  const body = await keep.body({ ...toAgentRecord(agent), lastOperation: last ? toOperationRecord(last) : null });
+  await tx.idempotencyRecord.updateMany({
+    where: { key: keep.key, state: 'pending', operationId },
+    data: { state: 'done', status: 200, response: json(body), expiresAt: new Date(Date.now() + keep.ttlMs) },
+  });
 }
 
 function activeKey(namespace: string, name: string): string {

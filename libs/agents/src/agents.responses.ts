@@ -189,13 +189,32 @@ export class RevisionDto {
   @ApiProperty({ format: 'date-time', example: EXAMPLE.date }) createdAt: string;
   @ApiProperty({ type: AgentSpecDto }) spec: AgentSpecDto;
   @ApiProperty({ type: ChartValuesDto }) values: ChartValuesDto;
+  @ApiProperty({ type: 'integer', description: 'Which agent of this name the revision belongs to: 1 for the first ever created, counting deleted ones', example: 1 }) life: number;
+  @ApiProperty({ description: 'The id of the agent of that life', example: '0b7e6c1a-3f0d-4c55-8d2e-6a9f1e2b3c4d' }) agentId: string;
+}
+
+/** One agent that had the name: the current one, or an earlier one since deleted. */
+export class AgentLifeDto {
+  @ApiProperty({ type: 'integer', description: '1 for the first agent of this name, counting deleted ones', example: 1 }) life: number;
+  @ApiProperty({ example: '0b7e6c1a-3f0d-4c55-8d2e-6a9f1e2b3c4d' }) agentId: string;
+  @ApiProperty({ enum: ['active', 'deleted'], example: 'active' }) state: string;
+  @ApiProperty({ format: 'date-time', example: EXAMPLE.date }) createdAt: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, example: null }) deletedAt: string | null;
+  @ApiProperty({ type: 'integer', description: 'Its last revision', example: 1 }) revisions: number;
 }
 
 export class RevisionListDto {
   @ApiProperty({ example: 'agents' }) namespace: string;
   @ApiProperty({ example: 'incident-helper' }) name: string;
-  @ApiProperty({ type: 'integer', description: 'The revision currently applied', example: 1 }) current: number;
-  @ApiProperty({ type: [RevisionDto] }) items: RevisionDto[];
+  @ApiProperty({
+    nullable: true,
+    type: 'integer',
+    description: 'The revision currently applied; null only with life=all when no agent of this name exists now',
+    example: 1,
+  })
+  current: number | null;
+  @ApiProperty({ type: [AgentLifeDto], description: 'Every agent that had this name, oldest first (the current one last while it exists)' }) lives: AgentLifeDto[];
+  @ApiProperty({ type: [RevisionDto], description: 'Oldest first; with life=all, life by life' }) items: RevisionDto[];
 }
 
 export class ConditionDto {

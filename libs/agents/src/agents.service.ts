@@ -4,7 +4,7 @@ import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from
 import { KubeClient, type LiveAgent } from '@app/kube';
 import { toolsetWarnings } from '@app/toolset';
 import type { ValidateCommand } from './agents.commands.js';
-import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RollbackAgentDto, UpdateAgentDto } from './agents.dto.js';
+import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RevisionsQueryDto, RollbackAgentDto, UpdateAgentDto } from './agents.dto.js';
 import type { AgentWithLastOperation } from './agents.records.js';
 import { AgentsRepository } from './agents.repository.js';
 import type {
@@ -137,10 +137,32 @@ export class AgentsService implements OnModuleDestroy {
     return { valid: violations.length === 0, violations, warnings, manifests };
   }
 
-  async revisions({ namespace, name }: AgentRefDto): Promise<RevisionListDto> {
-    const agent = await this.require(namespace, name);
-    const rows = await this.repository.revisions(agent.id);
-    return { namespace, name, current: agent.revision, items: rows.map(revisionView) };
+  /**
+   * The current agent's revisions, or with `life: 'all'` those of every agent that had the name
+   * (deleted ones included), each marked with its life. Either way `lives` lists every agent of the name.
+   */
+  async revisions({ namespace, name }: AgentRefDto, query: RevisionsQueryDto = {}): Promise<RevisionListDto> {
+    const lives = await this.repository.revisionsOfAllLives(namespace, name);
+    const active = lives.find((l) => l.agent.state === 'active');
+    if (!active && (query.life !== 'all' || lives.length === 0)) {
+      if (lives.length === 0) throw AppError.notFound(namespace, name);
+      throw new AppError('not_found', `agent ${namespace}/${name} does not exist now; ${lives.length} earlier agent(s) of this name were deleted: read their revisions with life=all`);
+    }
+    const shown = query.life === 'all' ? lives : lives.filter((l) => l === active);
+    return {
+      namespace,
+      name,
+      current: active?.agent.revision ?? null,
+      lives: lives.map((l, at) => ({
+        life: at + 1,
+        agentId: l.agent.id,
+        state: l.agent.state,
+        createdAt: l.agent.createdAt.toISOString(),
+        deletedAt: l.agent.deletedAt?.toISOString() ?? null,
+        revisions: l.agent.revision,
+      })),
+      items: shown.flatMap((l) => l.revisions.map((r) => revisionView(r, lives.indexOf(l) + 1))),
+    };
   }
 
   /**

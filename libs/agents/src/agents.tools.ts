@@ -10,6 +10,7 @@ import {
   DeleteAgentDto,
   ListAgentsQueryDto,
   ListOperationsQueryDto,
+  RevisionsQueryDto,
   RollbackAgentDto,
   UpdateAgentDto,
   ValidateAgentDto,
@@ -266,14 +267,16 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         name: 'list_agent_revisions',
         title: 'Agent revisions',
         toolset: 'revisions',
-        description: 'Reads every applied change of an agent from the store: revision number, kind, who applied it and when, and the declared fields and chart values of each. Writes nothing.',
+        description:
+          'Reads every applied change of an agent from the store: revision number, kind, who applied it and when, and the declared fields and chart values of each. ' +
+          'With life: "all", also the revisions of earlier agents of the same name that were deleted, each marked with its life. Writes nothing.',
         annotations: READ_STORE,
-        input: [AgentRefDto],
+        input: [AgentRefDto, RevisionsQueryDto],
         output: RevisionListDto,
         run: async (args) => {
-          const ref = parseInput(AgentRefDto, args);
+          const [ref, query] = split(args, RevisionsQueryDto);
           await this.access.authorize('list_agent_revisions', ref);
-          return this.agents.revisions(ref);
+          return this.agents.revisions(ref, query);
         },
       },
       {

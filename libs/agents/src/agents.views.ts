@@ -40,7 +40,8 @@ export function operationView(op: OperationRecord): OperationDto {
   };
 }
 
-export function revisionView(row: RevisionRecord): RevisionDto {
+/** A revision of the agent of one life (1 for the first agent of its name). */
+export function revisionView(row: RevisionRecord, life: number): RevisionDto {
   return {
     revision: row.revision,
     helmRevision: row.helmRevision,
@@ -50,6 +51,8 @@ export function revisionView(row: RevisionRecord): RevisionDto {
     createdAt: row.createdAt.toISOString(),
     spec: row.spec,
     values: row.values,
+    life,
+    agentId: row.agentId,
   };
 }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma, Store } from '@app/store';
+import { Prisma, Store, type StoreClient } from '@app/store';
 import { isUniqueViolation } from './agent-lease.repository.js';
 
 export interface StoredAnswer {
@@ -7,13 +7,35 @@ export interface StoredAnswer {
   body: unknown;
 }
 
+/** What became of the operation a pending key's request journaled, as the journal holds it now. */
+export interface KeyOperation {
+  id: string;
+  state: string;
+}
+
 export type Claim =
   | { kind: 'claimed' }
   | { kind: 'replay'; answer: StoredAnswer }
-  | { kind: 'pending' }
+  /**
+   * Another run of the request holds the key. `expired`: it stopped renewing (its replica died, or
+   * it failed before it could answer); `operation`: what it journaled before helm ran, if it got that far.
+   */
+  | { kind: 'pending'; expired: boolean; operation: KeyOperation | null }
   | { kind: 'mismatch' };
 
-/** First answers to writes sent with an idempotency key, kept until they expire. */
+/** A key's answer written inside a record transaction, with the change it answers. */
+export interface KeptAnswer {
+  key: string;
+  ttlMs: number;
+}
+
+type Tx = Pick<StoreClient, 'idempotencyRecord'>;
+
+/**
+ * First answers to writes sent with an idempotency key, kept until they expire. A claim is linked
+ * to the operation its write journals, so a retry after a crash or a store failure finds out from
+ * the journal what became of the first run instead of running the write a second time.
+ */
 @Injectable()
 export class IdempotencyRepository {
   constructor(private readonly store: Store) {}
@@ -24,11 +46,12 @@ export class IdempotencyRepository {
 
   /**
    * Claims the key for this request, or says what holds it. A claim is pending for `pendingMs`
-   * unless renewed, so the claim of a replica that died mid-write lapses and a retry runs.
+   * unless renewed. A lapsed claim that journaled no operation is taken over at once (nothing
+   * of it can have landed); one that did is left to the caller, who settles that operation first.
    */
   async claim(key: string, requestHash: string, pendingMs: number): Promise<Claim> {
     const now = new Date();
-    await this.db.idempotencyRecord.deleteMany({ where: { key, expiresAt: { lt: now } } });
+    await this.db.idempotencyRecord.deleteMany({ where: { key, expiresAt: { lt: now }, OR: [{ state: 'done' }, { operationId: null }] } });
     try {
       await this.db.idempotencyRecord.create({ data: { key, requestHash, state: 'pending', expiresAt: new Date(now.getTime() + pendingMs) } });
       return { kind: 'claimed' };
@@ -39,7 +62,21 @@ export class IdempotencyRepository {
     if (!record) return this.claim(key, requestHash, pendingMs);
     if (record.requestHash !== requestHash) return { kind: 'mismatch' };
     if (record.state === 'done' && record.status !== null) return { kind: 'replay', answer: { status: record.status, body: record.response } };
-    return { kind: 'pending' };
+    const operation = record.operationId ? await this.db.operation.findUnique({ where: { id: record.operationId }, select: { id: true, state: true } }) : null;
+    return { kind: 'pending', expired: record.expiresAt.getTime() < now.getTime(), operation };
+  }
+
+  /**
+   * Takes over a lapsed claim whose operation did not land (closed failed, or never journaled):
+   * the retry runs the write. False when someone else took it first.
+   */
+  async takeOver(key: string, operationId: string | null, pendingMs: number): Promise<boolean> {
+    const now = new Date();
+    const taken = await this.db.idempotencyRecord.updateMany({
+      where: { key, state: 'pending', operationId, expiresAt: { lt: now } },
+      data: { operationId: null, expiresAt: new Date(now.getTime() + pendingMs) },
+    });
+    return taken.count === 1;
   }
 
   /** Keeps a pending claim alive while its write runs. */
@@ -47,12 +84,22 @@ export class IdempotencyRepository {
     await this.db.idempotencyRecord.updateMany({ where: { key, state: 'pending' }, data: { expiresAt: new Date(Date.now() + pendingMs) } });
   }
 
-  /** Stores the first answer, kept for `ttlMs`. */
-  async complete(key: string, answer: StoredAnswer, ttlMs: number): Promise<void> {
-    await this.db.idempotencyRecord.update({
-      where: { key },
+  /** Lets a claim lapse now (its write stopped without an answer), so a retry settles its operation at once. */
+  async lapse(key: string): Promise<void> {
+    await this.db.idempotencyRecord.updateMany({ where: { key, state: 'pending' }, data: { expiresAt: new Date(Date.now() - 1) } });
+  }
+
+  /**
+   * Stores the first answer, kept for `ttlMs`: inside the transaction that records the write's
+   * outcome (`tx`), or on its own for an answer that recorded nothing. Only the claim of this
+   * operation (or, on its own, a pending one) is answered.
+   */
+  async complete(key: string, answer: StoredAnswer, ttlMs: number, tx: Tx = this.db, operationId?: string): Promise<boolean> {
+    const done = await tx.idempotencyRecord.updateMany({
+      where: { key, state: 'pending', ...(operationId ? { operationId } : {}) },
       data: { state: 'done', status: answer.status, response: answer.body as Prisma.InputJsonValue, expiresAt: new Date(Date.now() + ttlMs) },
     });
+    return done.count === 1;
   }
 
   /** Forgets a claim whose write may be retried (it was refused for a passing reason or failed in the backend). */
@@ -60,7 +107,20 @@ export class IdempotencyRepository {
     await this.db.idempotencyRecord.deleteMany({ where: { key } });
   }
 
-  async purgeExpired(): Promise<number> {
-    return (await this.db.idempotencyRecord.deleteMany({ where: { expiresAt: { lt: new Date() } } })).count;
+  /**
+   * Removes answers past their time, and lapsed claims that journaled nothing. A lapsed claim
+   * whose operation a retry may still settle is kept for `keepMs` more.
+   */
+  async purgeExpired(keepMs: number): Promise<number> {
+    const now = Date.now();
+    const purged = await this.db.idempotencyRecord.deleteMany({
+      where: {
+        OR: [
+          { expiresAt: { lt: new Date(now) }, OR: [{ state: 'done' }, { operationId: null }] },
+          { expiresAt: { lt: new Date(now - keepMs) } },
+        ],
+      },
+    });
+    return purged.count;
   }
 }

@@ -35,6 +35,19 @@ export class AppError extends Error {
     this.name = 'AppError';
   }
 
+  /**
+   * Set on a refusal the environment caused, not the request (the cluster refused it, a namespace
+   * is missing): the same request may succeed once that changed, so it is never kept as the
+   * answer to an idempotency key.
+   */
+  environmental = false;
+
+  /** Marks the refusal as caused by the environment (see `environmental`). */
+  fromEnvironment(): this {
+    this.environmental = true;
+    return this;
+  }
+
   get status(): number {
     return ERROR_STATUS[this.code];
   }

@@ -22,6 +22,8 @@ export function helmMessage(stderr: string): string {
 /**
  * Maps a failed helm run: the chart or the API server refusing the values is the
  * caller's to fix (invalid_request); anything else is helm's or the cluster's (backend_error).
+ * Refusals that come from the cluster (a missing namespace, the API server's) are marked
+ * environmental: an idempotent retry runs again rather than replaying them.
  */
 export function helmFailure(action: string, stderr: string): AppError {
   const message = helmMessage(stderr) || `helm ${action} failed without a message`;
@@ -38,14 +40,14 @@ export function helmFailure(action: string, stderr: string): AppError {
   if (namespace) {
     return new AppError('invalid_request', `namespace "${namespace[1]}" does not exist in the cluster: create it first, or choose an existing namespace`, [
       { path: 'namespace', message: `namespace "${namespace[1]}" not found` },
-    ]);
+    ]).fromEnvironment();
   }
   if (IN_PROGRESS.test(message)) {
     return new AppError('conflict', `helm reports another operation in progress on this release (${message}): wait for it to finish and retry; if it was interrupted, roll the release back (rollback_agent, or helm rollback) and retry`);
   }
   const invalid = SERVER_INVALID.exec(message);
   if (invalid && !/connection refused|unreachable/i.test(message)) {
-    return new AppError('invalid_request', `the Kubernetes API server refused the Agent: ${message}`, [{ path: 'values', message: invalid[1] }]);
+    return new AppError('invalid_request', `the Kubernetes API server refused the Agent: ${message}`, [{ path: 'values', message: invalid[1] }]).fromEnvironment();
   }
   return new AppError('backend_error', `helm ${action} failed: ${message}`);
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AppError, type KubeIdentity } from '@app/common';
 import { clusterRefusal, helmFailure } from './helm-errors.js';
 import { HelmPool, type HelmPoolStats, type HelmPriority } from './helm-pool.js';
+import { HelmSpawner } from './helm-spawner.js';
 import type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
 
 export interface HelmClientOptions {
@@ -48,6 +49,8 @@ const VALUES_PREFIX = 'agent-manager-values-';
 export class HelmClient {
   private detected?: HelmVersion;
   private readonly pool: HelmPool;
+  /** Starts helm from a small helper process: a fork of the service would block its event loop. */
+  private readonly spawner = new HelmSpawner();
 
   constructor(private readonly options: HelmClientOptions) {
     this.pool = new HelmPool({
@@ -59,6 +62,11 @@ export class HelmClient {
   /** The helm process pool's numbers (in use, queued, refused), for metrics. */
   get poolStats(): HelmPoolStats {
     return this.pool.stats;
+  }
+
+  /** Ends the helper process helm is started from (the next run starts it again). */
+  close(): void {
+    this.spawner.close();
   }
 
   get bin(): string {
@@ -205,7 +213,7 @@ export class HelmClient {
   }
 
   private readFailure(action: string, release: ReleaseRef, stderr: string): AppError {
-    if (isReleaseNotFound(stderr)) return new AppError('not_found', `helm has no release ${release.namespace}/${release.name}`);
+    if (isReleaseNotFound(stderr)) return new AppError('not_found', `helm has no release ${release.namespace}/${release.name}`).fromEnvironment();
     return helmFailure(action, stderr);
   }
 
@@ -288,17 +296,10 @@ export class HelmClient {
   private async spawn(args: string[], timeoutSeconds = this.options.timeoutSeconds + 30): Promise<RunResult> {
     const env: Record<string, string> = {};
     if (this.options.kubeconfig) env.KUBECONFIG = this.options.kubeconfig;
-    try {
-      const { execa } = await import('execa'); // loaded with the first helm run, not at start
-      const result = await execa(this.bin, args, { reject: false, env, timeout: timeoutSeconds * 1000, stdin: 'ignore' });
-      if (result.timedOut) return { stdout: '', stderr: `Error: helm did not finish within ${timeoutSeconds}s`, exitCode: 124 };
-      if (result.failed && result.exitCode === undefined) {
-        return { stdout: '', stderr: `Error: cannot run ${this.bin}: ${result.shortMessage ?? result.message}`, exitCode: 127 };
-      }
-      return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? 1 };
-    } catch (error) {
-      return { stdout: '', stderr: `Error: cannot run ${this.bin}: ${(error as Error).message}`, exitCode: 127 };
-    }
+    const result = await this.spawner.run(this.bin, args, env, timeoutSeconds * 1000);
+    if (result.timedOut) return { stdout: '', stderr: `Error: helm did not finish within ${timeoutSeconds}s`, exitCode: 124 };
+    if (result.error !== undefined) return { stdout: '', stderr: `Error: cannot run ${this.bin}: ${result.error}`, exitCode: 127 };
+    return { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode };
   }
 }
 

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
 import { Metrics } from '@app/telemetry';
-import { AgentLeaseRepository, recoveryOwner } from '../agent-lease.repository.js';
+import { AgentLeaseRepository, isRecoveryHolder, recoveryOwner, type LeaseResult } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
 import { chartValuesOf, type AgentRecord } from '../agents.records.js';
 import { AgentsRepository, type AppliedChange } from '../agents.repository.js';
@@ -172,7 +173,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const leaseId = randomUUID();
     const ttl = this.config.LEASE_TTL_SECONDS * 1000;
     if (!dryRun) {
-      const lease = await this.leases.acquire(key, owner, leaseId, ttl);
+      const lease = await this.acquire(key, owner, leaseId, ttl);
       if (!lease.acquired) return { ...ref, action: 'none', detail: `a write holds the agent (operation ${lease.holder.operationId}): reconciled after it`, done: false, error: 'busy' };
     }
     const stop = dryRun ? () => undefined : this.leases.keepAlive(key, owner, leaseId, ttl, (message) => this.logger.warn(message));
@@ -188,6 +189,16 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     } finally {
       stop();
       if (!dryRun) await this.leases.release(key, owner, leaseId).catch(() => undefined);
+    }
+  }
+
+  /** The agent's lease; a recovery sweep's brief hold (on any replica) is waited out for up to one TTL, a write's is not. */
+  private async acquire(key: string, owner: string, leaseId: string, ttl: number): Promise<LeaseResult> {
+    const deadline = Date.now() + ttl;
+    for (;;) {
+      const lease = await this.leases.acquire(key, owner, leaseId, ttl);
+      if (lease.acquired || !isRecoveryHolder(lease.holder) || Date.now() > deadline) return lease;
+      await sleep(100);
     }
   }
 
@@ -225,7 +236,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       else await this.repository.recordCreate(ref.namespace, ref.name, chart, applied);
     } else if (action.action === 'rollback' && agent) {
       await this.journal(operationId, 'rollback', ref, this.actor, request, { spec: agent.spec, values: agent.values }, agent.id);
-      const stuck = await this.repository.pendingOperations(ref);
+      const stuck = (await this.repository.pendingOperations(ref)).filter((op) => op.id !== operationId); // not this pass's own entry
       await this.helm.rollback(ref, action.to);
       const info = await this.helm.status(ref);
       await this.recovery.supersede(stuck, operationId);
@@ -236,6 +247,10 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       await this.repository.succeedOperation(operationId);
     }
     if (intent?.state === 'pending') await this.recovery.supersede([(await this.repository.operation(intent.operationId))!], operationId);
+    // The create's intent is what landed now: a retry of it with its idempotency key answers from this operation.
+    if (intent && (action.action === 'record-create' || (action.action === 'reinstall' && action.from === 'intent'))) {
+      await this.repository.relinkKeys(intent.operationId, operationId);
+    }
   }
 
   private journal(id: string, kind: OperationKind, ref: ReleaseRef, actor: string, request: unknown, intent?: { spec: AgentSpec; values: ChartValues }, agentId?: string) {

@@ -40,11 +40,12 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: Ag
       const release = await tools.helm.install({ namespace, name }, tools.chart, values);
       return { helmRevision: release.revision, values: appliedValues(input, release.values, values), manifests: release.manifest };
     },
-    record: (_checked, applied, operationId) =>
+    record: (_checked, applied, operationId, keep) =>
       tools.repository.recordCreate(namespace, name, tools.chart, {
         spec, values: applied.values ?? values, helmRevision: applied.helmRevision, kind: 'create', actor: tools.actor, operationId, origin,
-      }),
-    answer: async (_checked, applied, record) => ({ dryRun: false, agent: await tools.view(record), values: applied.values ?? values, manifests: applied.manifests, warnings }),
+      }, keep),
+    answer: async (_checked, applied, agent) => ({ dryRun: false, agent, values: applied.values ?? values, manifests: applied.manifests, warnings }),
+    recorded: async ({ agent, revision, manifests }) => ({ dryRun: false, agent, values: revision?.values ?? values, manifests, warnings }),
   };
 }
 

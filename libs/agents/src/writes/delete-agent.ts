@@ -20,7 +20,8 @@ export function deleteAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
       const releaseRemoved = await tools.helm.uninstall({ namespace, name });
       return { helmRevision: null, values: null, manifests: '', releaseRemoved };
     },
-    record: (agent, _applied, operationId) => tools.repository.recordDelete(agent, operationId, tools.actor),
-    answer: async (_agent, applied, record) => ({ dryRun: false, deleted: await tools.view(record), releaseRemoved: applied.releaseRemoved ?? false }),
+    record: (agent, _applied, operationId, keep) => tools.repository.recordDelete(agent, operationId, tools.actor, keep),
+    answer: async (_agent, applied, deleted) => ({ dryRun: false, deleted, releaseRemoved: applied.releaseRemoved ?? false }),
+    recorded: async ({ agent }) => ({ dryRun: false, deleted: agent, releaseRemoved: true }),
   };
 }

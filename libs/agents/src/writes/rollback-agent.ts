@@ -41,12 +41,15 @@ export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto
       agentId: agent.id, intent: { spec: restore.spec, values: restore.values, rolledBackTo: restore.revision }, baseHelmRevision: agent.helmRevision,
     }),
     apply: ({ restore }, stuck) => (stuck.length > 0 ? freeRelease(tools, release, restore, stuck) : upgradeTo(tools, release, restore)),
-    record: ({ agent, restore }, applied, operationId) =>
+    record: ({ agent, restore }, applied, operationId, keep) =>
       tools.repository.recordChange(agent, {
         spec: restore.spec, values: applied.values ?? restore.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.actor, operationId, rolledBackTo: restore.revision,
-      }),
-    answer: async ({ agent, restore }, applied, record) => ({
-      dryRun: false, rolledBackTo: restore.revision, before: agent.values, after: applied.values ?? restore.values, agent: await tools.view(record),
+      }, keep),
+    answer: async ({ agent, restore }, applied, view) => ({
+      dryRun: false, rolledBackTo: restore.revision, before: agent.values, after: applied.values ?? restore.values, agent: view,
+    }),
+    recorded: async ({ agent, revision, previous }) => ({
+      dryRun: false, rolledBackTo: revision?.rolledBackTo ?? input.revision, before: previous?.values ?? agent.values, after: revision?.values ?? agent.values, agent,
     }),
   };
 }

@@ -48,12 +48,16 @@ export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
       const release = await tools.helm.upgradeInstall({ namespace, name }, tools.chart, after);
       return { helmRevision: release.revision, values: appliedValues({ namespace, name }, release.values, after), manifests: release.manifest };
     },
-    record: ({ agent, spec, after }, applied, operationId) =>
+    record: ({ agent, spec, after }, applied, operationId, keep) =>
       tools.repository.recordChange(agent, {
         spec, values: applied.values ?? after, helmRevision: applied.helmRevision, kind: 'update', actor: tools.actor, operationId, chart: tools.chart, origin,
-      }),
-    answer: async ({ before, after, spec }, applied, record) => ({
-      dryRun: false, changed: true, before, after: applied.values ?? after, agent: await tools.view(record), manifests: applied.manifests, warnings: warnings(spec),
+      }, keep),
+    answer: async ({ before, after, spec }, applied, agent) => ({
+      dryRun: false, changed: true, before, after: applied.values ?? after, agent, manifests: applied.manifests, warnings: warnings(spec),
+    }),
+    recorded: async ({ agent, revision, previous, manifests }) => ({
+      dryRun: false, changed: true, before: previous?.values ?? agent.values, after: revision?.values ?? agent.values, agent, manifests,
+      warnings: warnings(revision?.spec ?? agent.spec),
     }),
   };
 }

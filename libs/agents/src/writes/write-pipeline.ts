@@ -3,12 +3,12 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient } from '@app/helm';
 import { chartValuesOf, type AgentRecord, type OperationRecord } from '../agents.records.js';
-import { AgentsRepository } from '../agents.repository.js';
+import { AgentsRepository, type RecordedAnswer } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { ChartValues } from '../agents.types.js';
 import { agentView } from '../agents.views.js';
 import { auditOf } from '../audit/audit.records.js';
-import { AgentWrites, type HeldLease } from '../agent-writes.service.js';
+import { AgentWrites, UncertainWrite, type ClaimedKey, type HeldLease } from '../agent-writes.service.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
 
@@ -49,14 +49,23 @@ export class WritePipeline {
   run<C, A>(plan: WritePlan<C, A>): Promise<A> {
     const key = plan.dryRun ? undefined : plan.idempotencyKey;
     const hashed = { op: plan.kind, ref: { namespace: plan.namespace, name: plan.name }, request: plan.request };
-    return this.writes.idempotent(key, hashed, async () => {
-      if (!plan.dryRun) return this.exclusive(plan);
-      const checked = await plan.check();
-      return (await plan.unchanged?.(checked)) ?? plan.preview(checked);
-    });
+    return this.writes.idempotent(
+      key,
+      hashed,
+      async (claimed) => {
+        if (!plan.dryRun) return this.exclusive(plan, claimed);
+        const checked = await plan.check();
+        return (await plan.unchanged?.(checked)) ?? plan.preview(checked);
+      },
+      {
+        settle: () => this.writes.exclusive(plan.namespace, plan.name, () => this.recovery.settle(plan.namespace, plan.name), async () => undefined),
+        recorded: (operationId) => this.recorded(plan, operationId),
+        replayed: (answer, sent) => this.stillStands(plan, answer, sent),
+      },
+    );
   }
 
-  private exclusive<C, A>(plan: WritePlan<C, A>): Promise<A> {
+  private exclusive<C, A>(plan: WritePlan<C, A>, claimed?: ClaimedKey): Promise<A> {
     const { namespace, name } = plan;
     let stuck: OperationRecord[] = [];
     const settle = async () => {
@@ -75,14 +84,48 @@ export class WritePipeline {
         actor: OperationContexts.current().actor,
         audit: auditOf(OperationContexts.current(), `${plan.kind}_agent`),
         owner: this.writes.replica,
+        idempotencyKey: claimed?.key,
         ...plan.journal(checked),
       });
       const applied = await this.journaled(operation, () => plan.apply(checked, stuck));
-      const recorded = await this.record(operation, lease, applied.helmRevision, () => plan.record(checked, applied, operationId));
+      // The answer is composed inside the record transaction and kept there with the key's claim.
+      let answer: A | undefined;
+      const keep: RecordedAnswer | undefined = claimed && {
+        key: claimed.key,
+        ttlMs: claimed.keepMs,
+        body: async (agent) => ({ result: (answer = await plan.answer(checked, applied, agentView(agent, agent.lastOperation))) }),
+      };
+      const recorded = await this.record(operation, lease, applied.helmRevision, () => plan.record(checked, applied, operationId, keep));
+      if (claimed) claimed.answered = true;
       // Under the lease still: no sweep resolves them meanwhile.
       if (stuck.length > 0) await this.recovery.supersede(stuck, operationId);
-      return plan.answer(checked, applied, recorded);
+      return answer ?? plan.answer(checked, applied, await this.view(recorded));
     });
+  }
+
+  /** The answer of an earlier run of this request that recorded its outcome but could not answer (it crashed, or the store failed). */
+  private async recorded<C, A>(plan: WritePlan<C, A>, operationId: string): Promise<A> {
+    const op = await this.repository.operation(operationId);
+    const agent = op?.agentId ? await this.repository.agentById(op.agentId) : null;
+    if (!op || !agent) throw new AppError('conflict', `the first request with this idempotency key ran as operation ${operationId}, whose agent the store no longer holds: send a new key`);
+    const revision = await this.repository.revisionOfOperation(operationId);
+    const previous = revision && revision.revision > 1 ? await this.repository.revision(agent.id, revision.revision - 1) : null;
+    const manifests = op.helmRevision !== null ? ((await this.helm.status({ namespace: op.namespace, name: op.name }, op.helmRevision).catch(() => null))?.manifest ?? '') : '';
+    return plan.recorded({ agent: await this.view(agent), revision, previous, manifests });
+  }
+
+  /** A replayed answer about an agent that was deleted since is refused, saying so: it no longer describes anything. */
+  private async stillStands<C, A>(plan: WritePlan<C, A>, answer: A, sent: string): Promise<void> {
+    if (plan.kind === 'delete') return;
+    const id = (answer as { agent?: { id?: string } | null }).agent?.id;
+    const agent = id ? await this.repository.agentById(id) : null;
+    if (agent?.state !== 'deleted') return;
+    throw new AppError(
+      'conflict',
+      `the request with idempotency key "${sent}" was answered before (the ${plan.kind} of ${plan.namespace}/${plan.name}, revision ${(answer as { agent: { revision: number } }).agent.revision}), ` +
+        `but that agent was deleted since (${agent.deletedAt?.toISOString() ?? 'at an unknown time'}, by ${agent.updatedBy}): the first answer no longer describes anything; send a new key to ${plan.kind} it again`,
+      [{ path: 'requestId', message: `agent ${agent.id} was deleted after this key's first answer` }],
+    );
   }
 
   /** Runs the helm call; on failure the operation is closed failed with helm's message. */
@@ -93,7 +136,8 @@ export class WritePipeline {
       const failure = error instanceof AppError ? error : new AppError('backend_error', `helm failed: ${(error as Error).message}`);
       await this.repository.failOperation(operation.id, failure.code, failure.message);
       this.logger.warn(`${operation.kind} ${operation.namespace}/${operation.name} failed (operation ${operation.id}): ${failure.message}`);
-      throw failure;
+      // helm failing against the cluster may have left part of the write (a release pending-install): not a refusal to forget.
+      throw failure.code === 'backend_error' ? UncertainWrite.of(failure) : failure;
     }
   }
 
@@ -104,13 +148,13 @@ export class WritePipeline {
    */
   private async record<T>(operation: OperationRecord, lease: HeldLease, helmRevision: number | null, write: () => Promise<T>): Promise<T> {
     const applied = `helm applied the ${operation.kind} of ${operation.namespace}/${operation.name}${helmRevision ? ` (release revision ${helmRevision})` : ''}`;
-    const after = `operation ${operation.id} stays pending and is recorded from what helm holds by the next write on this agent or the recovery sweep; read the agent again before retrying`;
-    if (lease.lost) throw new AppError('backend_error', `${applied}, but this replica lost its lock on the agent before recording it; ${after}`);
+    const after = `operation ${operation.id} stays pending and is recorded from what helm holds by the next write on this agent or the recovery sweep; a retry with the same idempotency key gets its answer, else read the agent again before retrying`;
+    if (lease.lost) throw new UncertainWrite('backend_error', `${applied}, but this replica lost its lock on the agent before recording it; ${after}`);
     try {
       return await write();
     } catch (error) {
       this.logger.error(`recording operation ${operation.id} failed: ${(error as Error).stack ?? String(error)}`);
-      throw new AppError('backend_error', `${applied}, but recording it in the store failed (${(error as Error).message}); ${after}`);
+      throw new UncertainWrite('backend_error', `${applied}, but recording it in the store failed (${(error as Error).message}); ${after}`);
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { ChartSource, HelmClient } from '@app/helm';
-import type { AgentRecord, OperationRecord } from '../agents.records.js';
-import type { AgentsRepository } from '../agents.repository.js';
+import type { AgentRecord, OperationRecord, RevisionRecord } from '../agents.records.js';
+import type { AgentsRepository, RecordedAnswer } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
 
@@ -14,6 +14,14 @@ export interface Applied {
   manifests: string;
   /** Whether helm removed a release (delete only). */
   releaseRemoved?: boolean;
+}
+
+/** What an earlier run of a request recorded: the agent now, the revision it wrote and the one before, helm's manifest of it. */
+export interface Landed {
+  agent: AgentDto;
+  revision: RevisionRecord | null;
+  previous: RevisionRecord | null;
+  manifests: string;
 }
 
 /** What a plan may use: the store, helm, the chart, and the agent's view for answers. */
@@ -49,9 +57,18 @@ export interface WritePlan<Checked, Answer> {
   journal(checked: Checked): { agentId?: string; intent?: OperationIntent; baseHelmRevision: number | null };
   /** The one helm call. `stuck` holds interrupted operations a rollback was asked to free. */
   apply(checked: Checked, stuck: OperationRecord[]): Promise<Applied>;
-  /** Records what helm applied, closing the operation as succeeded in the same transaction. */
-  record(checked: Checked, applied: Applied, operationId: string): Promise<AgentRecord>;
-  answer(checked: Checked, applied: Applied, record: AgentRecord): Promise<Answer>;
+  /**
+   * Records what helm applied, closing the operation as succeeded in the same transaction — and,
+   * for a request sent with an idempotency key, keeping its answer there too (`keep`).
+   */
+  record(checked: Checked, applied: Applied, operationId: string, keep?: RecordedAnswer): Promise<AgentRecord>;
+  /** The answer, from the checked state, what helm applied and the agent as recorded. */
+  answer(checked: Checked, applied: Applied, agent: AgentDto): Promise<Answer>;
+  /**
+   * The answer re-derived from what an earlier run of the same request recorded, for a retry
+   * when that run could not answer (its replica died, or the store failed while recording).
+   */
+  recorded(landed: Landed): Promise<Answer>;
   /** Only a rollback asks to free a release helm holds pending-* from an interrupted run. */
   freeStuckRelease?: boolean;
 }
