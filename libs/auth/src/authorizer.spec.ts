@@ -53,6 +53,15 @@ describe(Authorizer.name, () => {
     expect(authz.isAllowed(principal, operation, namespace)).toBe(allowed);
   });
 
+  it('says who may perform an operation in a namespace, by the pattern that grants it', () => {
+    expect(authz.grantedIn('create_agent', 'payments-eu')).toEqual([
+      { pattern: 'payments-*', subjects: [], groups: ['team-payments'] },
+      { pattern: '*', subjects: ['token:ci-platform'], groups: [] },
+    ]);
+    expect(authz.grantedIn('delete_agent', 'payments-eu')).toEqual([{ pattern: '*', subjects: ['token:ci-platform'], groups: [] }]);
+    expect(Authorizer.allowAll(OPERATIONS).grantedIn('delete_agent', 'x')).toEqual([{ pattern: '*', subjects: ['*'], groups: [] }]);
+  });
+
   it('refuses with forbidden naming the operation, the namespace, the principal and where it is granted', () => {
     expect(() => authz.authorize(payments, 'create_agent', 'search-eu')).toThrow(AppError);
     expect(() => authz.authorize(payments, 'create_agent', 'search-eu')).toThrow(

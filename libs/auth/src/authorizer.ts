@@ -1,6 +1,14 @@
 import { AppError } from '@app/common';
+import { namespaceMatcher } from './namespace-pattern.js';
 import { BLUEPRINT_GRANT, type CompiledBinding, type CompiledPolicy } from './policy.js';
 import { describePrincipal, type Principal } from './principal.js';
+
+/** A binding's grant of an operation under one namespace pattern, and to whom. */
+export interface Grant {
+  pattern: string;
+  subjects: string[];
+  groups: string[];
+}
 
 /** Where a principal may perform an operation: everywhere, or in namespaces matching these patterns (maybe none). */
 export type NamespaceScope = { all: true } | { all: false; patterns: string[] };
@@ -73,6 +81,22 @@ export class Authorizer {
     if (this.everyoneAdmin) return { all: true };
     const patterns = [...new Set(this.bindingsFor(principal, operation).flatMap((binding) => binding.namespaces))];
     return patterns.includes('*') ? { all: true } : { all: false, patterns };
+  }
+
+  /**
+   * Who may perform `operation` in `namespace`, by the policy's namespace pattern that grants it:
+   * for answers that must say who can act on something without naming it to the caller.
+   */
+  grantedIn(operation: string, namespace: string): Grant[] {
+    this.assertKnown(operation);
+    if (this.everyoneAdmin) return [{ pattern: '*', subjects: ['*'], groups: [] }];
+    return this.policy.bindings
+      .filter((binding) => binding.operations.has(operation))
+      .flatMap((binding) =>
+        binding.namespaces
+          .filter((pattern) => namespaceMatcher(pattern)(namespace))
+          .map((pattern) => ({ pattern, subjects: [...binding.subjects], groups: [...binding.groups] })),
+      );
   }
 
   /** The operations `principal` may perform in at least one namespace, in the service's order (MCP tools/list). */

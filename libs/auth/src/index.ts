@@ -4,7 +4,7 @@ export { ApiTokens, ApiTokensFileError, parseApiTokens, sha256Hex } from './api-
 export type { ApiTokenEntry } from './api-tokens.js';
 export { BLUEPRINT_GRANT, compilePolicy, parsePolicy, PolicyError } from './policy.js';
 export type { CompiledBinding, CompiledPolicy } from './policy.js';
-export { Authorizer } from './authorizer.js';
+export { Authorizer, type Grant } from './authorizer.js';
 export type { NamespaceScope } from './authorizer.js';
 export { isNamespacePattern, namespaceMatcher, namespacePatternToSqlLike } from './namespace-pattern.js';
 export { toolNotAllowed } from './tool-not-allowed.js';

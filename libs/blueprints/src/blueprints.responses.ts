@@ -68,7 +68,7 @@ export class BlueprintHolderDto {
 
 /** Holders in namespaces the caller may not read: counted, never named. */
 export class CountedHoldersDto {
-  @ApiProperty({ description: 'The namespaces counted: those the caller may not read agents in', example: '*' }) namespaces: string;
+  @ApiProperty({ description: 'The namespace patterns of the policy under which these holders may be deleted (who can clear them), comma-separated; the namespaces themselves are not named', example: 'payments-*' }) namespaces: string;
   @ApiProperty({ type: 'integer', example: 2 }) count: number;
   @ApiProperty({ example: 'agent: 2 not readable with your role' }) summary: string;
 }

@@ -169,7 +169,8 @@ export class BlueprintsService {
   async referees(name: string): Promise<BlueprintRefereesDto> {
     await this.authorize('list_blueprint_referees', name);
     const record = await this.require(name);
-    return this.holders(record);
+    const { holders, counted } = await this.holders(record);
+    return { name: record.name, holders, counted: counted.map(({ namespaces, count, summary }) => ({ namespaces, count, summary })) };
   }
 
   /**
@@ -224,16 +225,38 @@ export class BlueprintsService {
     return [...problems, ...bodyProblems(body)];
   }
 
-  private async holders(record: BlueprintRecord): Promise<BlueprintRefereesDto> {
+  private async holders(record: BlueprintRecord): Promise<Omit<BlueprintRefereesDto, 'counted'> & { counted: HiddenHolders[] }> {
     const principal = this.access.principal();
     const all = await this.agentsRepository.blueprintHolders(record.name);
     const readable = all.filter((a) => this.authorizer.isAllowed(principal, 'get_agent', a.namespace));
-    const hidden = all.length - readable.length;
     return {
       name: record.name,
       holders: readable.map((a) => ({ namespace: a.namespace, name: a.name, version: a.origin!.version })),
-      counted: hidden > 0 ? [{ namespaces: '*', count: hidden, summary: `agent: ${hidden} not readable with your role` }] : [],
+      counted: this.countHidden(all.filter((a) => !readable.includes(a))),
     };
+  }
+
+  /**
+   * Holders the caller may not read, never named: counted per namespace pattern of the policy that
+   * lets someone delete them (who can clear them), and by whom.
+   */
+  private countHidden(hidden: { namespace: string }[]): HiddenHolders[] {
+    const groups = new Map<string, { count: number; who: string }>();
+    for (const agent of hidden) {
+      const grants = this.authorizer.grantedIn('delete_agent', agent.namespace);
+      const patterns = [...new Set(grants.map((g) => g.pattern))].sort().join(', ') || '(no binding)';
+      const names = [...new Set(grants.flatMap((g) => [...g.subjects.map((s) => (s === '*' ? 'every caller' : s)), ...g.groups.map((g) => `group ${g}`)]))].sort();
+      const who = names.length > 0 ? names.join(', ') : 'nobody yet: an admin grants delete_agent there in AUTHZ_POLICY_FILE';
+      const entry = groups.get(patterns) ?? { count: 0, who };
+      entry.count += 1;
+      groups.set(patterns, entry);
+    }
+    return [...groups].map(([namespaces, { count, who }]) => ({
+      namespaces,
+      count,
+      who,
+      summary: `${count} agent${count === 1 ? '' : 's'} you may not read; delete_agent there is granted to ${who}`,
+    }));
   }
 
   /** 409 listing every holder (by name where the caller may read it, else counted) and who can clear them. */
@@ -242,13 +265,13 @@ export class BlueprintsService {
     if (holders.length === 0 && counted.length === 0) return;
     const hidden = counted.reduce((n, c) => n + c.count, 0);
     const named = holders.map((h) => `${h.namespace}/${h.name} (version ${h.version})`);
-    const parts = [...named, ...(hidden > 0 ? [`${hidden} agent${hidden === 1 ? '' : 's'} in namespaces you may not read`] : [])];
+    const parts = [...named, ...counted.map((c) => `${c.count} agent${c.count === 1 ? '' : 's'} in namespaces (${c.namespaces}) you may not read`)];
     const clear =
       hidden === 0
         ? 'delete those agents first (delete_agent)'
         : named.length === 0
-          ? 'ask someone who may read and delete agents in those namespaces (an admin) to delete them first'
-          : 'delete those agents first; the others need someone who may read and delete agents in their namespaces (an admin)';
+          ? `they can be cleared by ${clearers(counted)}`
+          : `delete those agents first; the others can be cleared by ${clearers(counted)}`;
     throw new AppError(
       'conflict',
       `blueprint ${record.name} cannot be ${action === 'delete' ? 'deleted' : 'renamed'}: active agents created from it hold it: ${parts.join(', ')}; ${clear}`,
@@ -284,4 +307,17 @@ export class BlueprintsService {
   private authorize(operation: string, name?: string): Promise<void> {
     return this.access.authorize(operation, { namespace: EVERYWHERE, name });
   }
+}
+
+/** Holders the caller may not read, counted under the namespace patterns that let someone delete them. */
+interface HiddenHolders {
+  namespaces: string;
+  count: number;
+  /** Who may delete them there (subjects and groups of the policy). */
+  who: string;
+  summary: string;
+}
+
+function clearers(counted: HiddenHolders[]): string {
+  return counted.map((c) => `in ${c.namespaces}: ${c.who}`).join('; ');
 }
