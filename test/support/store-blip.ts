@@ -7,7 +7,8 @@ import pg from 'pg';
  * second connection holds the file's exclusive lock, so the service's writes fail with
  * SQLITE_BUSY once its busy timeout (5 s) passed, until `failed()` says the write under test
  * hit it (the lock is then freed); on PostgreSQL a second connection locks the `Agent` table,
- * and once a service statement on it (the record: nothing else reads agents while the test runs) waits, every other connection to the database is terminated
+ * and once a service statement waits on that lock (the record: nothing else touches agents while
+ * the test runs), every other connection to the database is terminated
  * (the service sees "terminating connection due to administrator command").
  */
 export async function storeBlip(databaseUrl: string, failed: () => Promise<boolean>): Promise<void> {
@@ -32,7 +33,9 @@ export async function storeBlip(databaseUrl: string, failed: () => Promise<boole
     await client.query('LOCK TABLE "Agent" IN ACCESS EXCLUSIVE MODE');
     for (let i = 0; ; i++) {
       const waiting = await client.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query ILIKE '%"Agent"%'`,
+        // Any statement of the service waiting on a lock: the record's first one to touch the table
+        // may be another table's (a foreign key check on "Agent" waits as well).
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`,
       );
       if (waiting.rows[0].n > 0) break;
       if (i > 600) throw new Error('the service never tried to record the agent within 60 s of the store lock');
