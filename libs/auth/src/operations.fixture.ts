@@ -1,6 +1,8 @@
 /**
- * The operations the service serves today (every MCP tool plus the REST-only ones), for the
- * policy's specs; the service passes its own registry's names.
+ * Operation names for the policy's unit specs: the policy compiler takes the service's names as
+ * an input, so these specs need some. They are a sample, not the list the service serves: that
+ * list is composed in apps/agent-manager/src/app.module.ts from each module's own, and
+ * test/auth/registration-invariant.e2e-spec.ts proves every one of them can be named in a policy.
  */
 export const OPERATIONS = [
   'get_info',
@@ -13,19 +15,5 @@ export const OPERATIONS = [
   'update_agent',
   'delete_agent',
   'rollback_agent',
-  'list_server_toolsets',
   'list_operations',
-  'reconcile_agents',
-  'adopt_agent',
-  'list_blueprints',
-  'get_blueprint',
-  'list_blueprint_versions',
-  'create_blueprint',
-  'save_blueprint_version',
-  'rollback_blueprint',
-  'rename_blueprint',
-  'delete_blueprint',
-  'validate_blueprint',
-  'list_blueprint_referees',
-  'upgrade_blueprint_agents',
 ] as const;
