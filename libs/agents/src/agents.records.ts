@@ -126,6 +126,28 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
   };
 }
 
+/**
+ * An agent row read together with its last operation in one statement: the agent's columns as
+ * they are, the operation's prefixed `op_` (all null when it has none).
+ */
+export type AgentWithOperationRow = AgentRow & { [K in keyof OperationRow as `op_${K}`]: OperationRow[K] | null };
+
+/** The operation columns under the prefix that AgentWithOperationRow gives them. */
+export const OPERATION_COLUMN_PREFIX = 'op_';
+
+export function toAgentWithLastOperation(row: AgentWithOperationRow): AgentWithLastOperation {
+  const agent: Record<string, unknown> = {};
+  const operation: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) {
+    if (column.startsWith(OPERATION_COLUMN_PREFIX)) operation[column.slice(OPERATION_COLUMN_PREFIX.length)] = value;
+    else agent[column] = value;
+  }
+  return {
+    ...toAgentRecord(agent as unknown as AgentRow),
+    lastOperation: operation.id ? toOperationRecord(operation as unknown as OperationRow) : null,
+  };
+}
+
 /** The values helm reports for a release (its `config`), which are the chart values agent-manager wrote. */
 export function chartValuesOf(values: Record<string, unknown>): ChartValues {
   return values as unknown as ChartValues;
