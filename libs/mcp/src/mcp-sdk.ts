@@ -12,10 +12,13 @@ export function loadMcpSdk(): Promise<McpSdk> {
 }
 
 async function importSdk() {
-  const [{ Server }, { StreamableHTTPServerTransport }, types] = await Promise.all([
+  const [{ Server }, { StreamableHTTPServerTransport }, types, { AjvJsonSchemaValidator }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
+    import('@modelcontextprotocol/sdk/validation/ajv'),
   ]);
-  return { Server, StreamableHTTPServerTransport, types };
+  // One validator for every server: each would otherwise build its own Ajv (a third of a tools/call's CPU over HTTP, where every request gets a server).
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  return { Server, StreamableHTTPServerTransport, types, jsonSchemaValidator };
 }

@@ -51,12 +51,12 @@ export class McpServerFactory {
   async create(selection: ToolsetSelection, door: McpDoor, principal: Principal, memory: McpSessionMemory = {}): Promise<Server> {
     const registry = this.registry;
     const allowed = (specs: ToolSpec[]) => specs.filter((spec) => this.permitsTool(principal, spec));
-    const { Server, types } = await loadMcpSdk();
+    const { Server, types, jsonSchemaValidator } = await loadMcpSdk();
     const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types;
     const SEVERITY = types.LoggingLevelSchema.options;
     const server = new Server(
       { name: 'agent-manager', title: 'agent-manager', version: VERSION },
-      { capabilities: { tools: { listChanged: true } }, instructions: registry.instructions(registry.resolve(selection)) },
+      { capabilities: { tools: { listChanged: true } }, instructions: registry.instructions(registry.resolve(selection)), jsonSchemaValidator },
     );
     // Registered after construction so this session's level is ours to read (the SDK keeps its own private).
     server.registerCapabilities({ logging: {} });

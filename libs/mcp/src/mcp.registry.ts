@@ -150,6 +150,11 @@ export class McpRegistry implements OnApplicationBootstrap {
     return [...this.specs.keys()];
   }
 
+  /** Whether `name` is a tool that only reads (readOnlyHint); false for a name no tool has. */
+  readsOnly(name: unknown): boolean {
+    return typeof name === 'string' && this.specs.get(name)?.annotations.readOnlyHint === true;
+  }
+
   /** One spec by name when its toolset is active. */
   find(name: string, toolsets: ActiveToolsets): ToolSpec | undefined {
     const spec = this.specs.get(name);
