@@ -88,19 +88,10 @@ export class AgentsRepository {
   }
 
   /**
-   * One snapshot for several reads: a write recorded in between (agent and operation commit
-   * together) must not show its operation succeeded next to the agent as it was before it.
-   */
-  private snapshot<T>(read: (tx: Tx) => Promise<T>): Promise<T> {
-    // the SQLite client's type knows only Serializable; the PostgreSQL client takes RepeatableRead
-    const isolationLevel = (this.store.provider === 'postgresql' ? 'RepeatableRead' : 'Serializable') as Prisma.TransactionIsolationLevel;
-    return this.db.$transaction(read, { isolationLevel });
-  }
-
-  /**
    * The active agent of a name with its last operation, in one statement through the unique
-   * activeKey index and the operation's primary key: one statement is one snapshot on both
-   * providers (what `snapshot` gives several reads), at a tenth of a transaction's cost.
+   * activeKey index and the operation's primary key. One statement is one snapshot on both
+   * providers: a write recorded meanwhile (agent and operation commit together) never shows its
+   * operation next to the agent as it was before; and it costs a tenth of a transaction.
    */
   async findActive(namespace: string, name: string): Promise<AgentWithLastOperation | null> {
     const rows = await this.db.$queryRaw<AgentWithOperationRow[]>`SELECT a.*, ${LAST_OPERATION_COLUMNS} FROM "Agent" a
@@ -124,17 +115,15 @@ export class AgentsRepository {
 
   /**
    * One page of agents in listing order, filtered, paged and ordered in the database through an
-   * index; it loads the page's agents and their last operations, never more.
+   * index; it loads the page's agents (and one more key) with their last operations in one
+   * statement, which is one snapshot on both providers.
    */
   async listPage(filter: AgentListFilter): Promise<AgentPage> {
-    return this.snapshot(async (tx) => {
-      const keys = await tx.$queryRaw<{ id: string }[]>(pageQuery(filter));
-      const ids = keys.slice(0, filter.limit).map((k) => k.id);
-      const rows = await tx.agent.findMany({ where: { id: { in: ids } } });
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      const ordered = ids.flatMap((id) => byId.get(id) ?? []);
-      return { items: await withLastOperations(tx, ordered), more: keys.length > filter.limit };
-    });
+    const rows = await this.db.$queryRaw<AgentWithOperationRow[]>`SELECT a.*, ${LAST_OPERATION_COLUMNS}
+      FROM (${pageQuery(filter)}) AS "page" JOIN "Agent" a ON a."id" = "page"."id"
+      LEFT JOIN "Operation" o ON o."id" = a."lastOperationId"
+      ORDER BY a."namespace", a."name", a."id"`;
+    return { items: rows.slice(0, filter.limit).map(toAgentWithLastOperation), more: rows.length > filter.limit };
   }
 
   async revisions(agentId: string): Promise<RevisionRecord[]> {
@@ -398,17 +387,6 @@ export class AgentsRepository {
     });
     return { items: rows.slice(0, filter.limit).map(toAuditedOperation), more: rows.length > filter.limit };
   }
-}
-
-/** The agents as records with their last operations, read by key in one query. */
-async function withLastOperations(tx: Tx, rows: AgentRow[]): Promise<AgentWithLastOperation[]> {
-  const ids = rows.flatMap((row) => (row.lastOperationId ? [row.lastOperationId] : []));
-  const operations = ids.length > 0 ? await tx.operation.findMany({ where: { id: { in: ids } } }) : [];
-  const byId = new Map(operations.map((op) => [op.id, op]));
-  return rows.map((row) => {
-    const last = row.lastOperationId ? byId.get(row.lastOperationId) : undefined;
-    return { ...toAgentRecord(row), lastOperation: last ? toOperationRecord(last) : null };
-  });
 }
 
 /**
