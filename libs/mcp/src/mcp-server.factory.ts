@@ -82,11 +82,12 @@ export class McpServerFactory {
       const { name } = request.params;
       const toolsets = registry.resolve(selection);
       const spec = registry.find(name, toolsets);
-      const permitted = allowed(registry.specsFor(toolsets));
-      if (!spec) return errorResult(this.noSuchTool(name, permitted, door));
+      // what the session may call, named only in a refusal
+      const permitted = () => allowed(registry.specsFor(toolsets));
+      if (!spec) return errorResult(this.noSuchTool(name, permitted(), door));
       if (!this.permitsTool(principal, spec)) {
         this.logger.log(`${describePrincipal(principal)}: ${toolNotAllowed(name, [])}`);
-        return textError(toolNotAllowed(name, permitted.map((s) => s.name)));
+        return textError(toolNotAllowed(name, permitted().map((s) => s.name)));
       }
       const args = request.params.arguments ?? {};
       const log = async (level: LoggingLevel, data: string): Promise<void> => {
