@@ -115,8 +115,9 @@ async function postgresClient(url: string): Promise<StoreClient> {
 }
 
 /**
- * The client with every query timed (store_query_duration_seconds) and every transaction a span of
- * its own (`store transaction`, its queries' parent) and timed (store_transaction_duration_seconds).
+ * The client with every query a span (`store query`) and timed (store_query_duration_seconds), and
+ * every transaction a span of its own (`store transaction`, its queries' parent) and timed
+ * (store_transaction_duration_seconds).
  */
 function observedClient(client: StoreClient, metrics: Metrics, provider: StoreProvider): StoreClient {
   const timed = client.$extends({
@@ -125,7 +126,8 @@ function observedClient(client: StoreClient, metrics: Metrics, provider: StorePr
         const started = process.hrtime.bigint();
         let ok = false;
         try {
-          const result = await query(args);
+          const attributes = { 'db.system.name': provider, 'db.collection.name': model, 'db.operation.name': operation };
+          const result = await Tracing.span('store query', { kind: 'client', attributes }, () => query(args));
           ok = true;
           return result;
         } finally {
