@@ -36,7 +36,8 @@ export async function ensureBuilt(): Promise<void> {
 /** How long a service process may take to answer /readyz on a busy 2-core machine (it starts in about 5 s when idle). */
 const READY_TIMEOUT_MS = 90_000;
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on now (the OS picks it). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
