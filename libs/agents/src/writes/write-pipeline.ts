@@ -99,7 +99,7 @@ export class WritePipeline {
       if (claimed) claimed.answered = true;
       // Under the lease still: no sweep resolves them meanwhile.
       if (stuck.length > 0) await this.recovery.supersede(stuck, operationId);
-      return answer ?? plan.answer(checked, applied, await this.view(recorded));
+      return answer ?? plan.answer(checked, applied, agentView(recorded, recorded.lastOperation));
     });
   }
 
