@@ -1,13 +1,16 @@
 /**
- * The `@nestjs/swagger` decorators the code uses, deferred: loading `@nestjs/swagger` costs about
- * 500 modules and a quarter of the start, and only the OpenAPI document, Swagger UI (/docs) and
- * the MCP tools' JSON Schemas read what its decorators write. These same-named decorators only
+ * The `@nestjs/swagger` decorators the code uses, deferred: loading `@nestjs/swagger` (with its
+ * es-toolkit) is about 530 modules and 250-350 ms of CPU, and only the OpenAPI document, Swagger
+ * UI (/docs) and the MCP tools' JSON Schemas read what its decorators write. These same-named decorators only
  * record where they were applied; `applyOpenApiDecorators()` loads `@nestjs/swagger` and replays
  * the recorded applications in the order they ran (TypeScript applies a member's decorators
  * bottom-up, members in declaration order, then the class's), so the metadata is exactly what the
  * eager decorators write. Whatever reads swagger metadata awaits it first. After it, these
  * decorators apply at once.
  */
+// As @nestjs/swagger did when its decorators were imported: TypeScript records a property's design:type,
+// which the replayed @ApiProperty reads, only where Reflect.metadata exists when the class is defined.
+import 'reflect-metadata';
 import type * as Swagger from '@nestjs/swagger';
 
 type SwaggerModule = typeof Swagger;
