@@ -1,7 +1,7 @@
-import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS, SELECTOR_PATTERN } from '@app/toolset';
+import { ApiProperty, ApiPropertyOptional } from '@app/common';
 import { IsLabelSelector, IsMetadataMap, IsToolset, Optional } from './agents.validators.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -193,7 +193,17 @@ export class DeleteAgentDto {
   dryRun?: boolean;
 }
 
-export class UpdateAgentDto extends IntersectionType(AgentPatchFieldsDto, DeleteAgentDto) {}
+/** The update fields and, after them, DeleteAgentDto's write arguments (a subclass can extend one class only). */
+export class UpdateAgentDto extends AgentPatchFieldsDto {
+  @RequestId()
+  requestId?: string;
+
+  @ExpectedVersion()
+  expectedVersion?: number;
+
+  @DryRun()
+  dryRun?: boolean;
+}
 
 export const VALIDATE_MODES = ['create', 'update'] as const;
 
