@@ -11,13 +11,15 @@ const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
 interface Answer {
   status: number;
   contentType: string | null;
+  /** Whether the body's length came first (Content-Length) rather than chunked. */
+  lengthFirst: boolean;
   body: unknown;
 }
 
 async function post(url: string, headers: Record<string, string>, body: string): Promise<Answer> {
   const res = await fetch(url, { method: 'POST', headers, body });
   const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type'), body: text === '' ? '' : JSON.parse(text) };
+  return { status: res.status, contentType: res.headers.get('content-type'), lengthFirst: res.headers.has('content-length'), body: text === '' ? '' : JSON.parse(text) };
 }
 
 /**

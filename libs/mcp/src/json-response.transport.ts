@@ -81,7 +81,8 @@ export class JsonResponseTransport implements Transport {
     this.answers.set(id, message);
     if (this.pending.size > 0) return;
     const answers = this.order.map((i) => this.answers.get(i));
-    this.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers.length === 1 ? answers[0] : answers));
+    const body = JSON.stringify(answers.length === 1 ? answers[0] : answers);
+    this.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
   }
 
   async close(): Promise<void> {
