@@ -36,7 +36,8 @@ ENV NODE_ENV=production \
     HOME=/tmp \
     HELM_CACHE_HOME=/tmp/helm/cache \
     HELM_CONFIG_HOME=/tmp/helm/config \
-    HELM_DATA_HOME=/tmp/helm/data
+    HELM_DATA_HOME=/tmp/helm/data \
+    NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
