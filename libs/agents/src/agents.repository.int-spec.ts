@@ -157,6 +157,9 @@ describe(AgentsRepository.name, () => {
       expect(await find('team=sre')).toEqual(['a']);
       agent = await change(agent, { team: 'ops', tier: 'gold' });
       expect([await find('team=sre'), await find('team=ops'), await find('tier')]).toEqual([[], ['a'], ['a']]);
+      // a change that keeps the labels (written without rewriting their rows) keeps them findable
+      agent = await change(agent, { tier: 'gold', team: 'ops' });
+      expect([await find('team=ops'), await find('tier=gold')]).toEqual([['a'], ['a']]);
       agent = await change(agent, { team: 'sre' }, 'rollback');
       expect([await find('team=sre'), await find('team=ops'), await find('tier')]).toEqual([['a'], [], []]);
       agent = await change(agent, undefined);

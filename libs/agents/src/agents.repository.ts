@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { Prisma, Store, type AgentRow, type StoreClient } from '@app/store';
 import type { CursorKey } from './agents.paging.js';
@@ -264,8 +265,11 @@ export class AgentsRepository {
           updatedBy: change.actor,
         },
       });
-      await tx.agentLabel.deleteMany({ where: { agentId: agent.id } });
-      await tx.agentLabel.createMany({ data: labelRows(updated, change.spec) });
+      // An active agent's label rows follow its spec's labels: rewritten only when those changed.
+      if (!isDeepStrictEqual(agent.spec.labels ?? {}, change.spec.labels ?? {})) {
+        await tx.agentLabel.deleteMany({ where: { agentId: agent.id } });
+        await tx.agentLabel.createMany({ data: labelRows(updated, change.spec) });
+      }
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
       const closed = await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
       return keepAnswer(tx, updated, closed, keep);
