@@ -181,29 +181,27 @@ export class CreateAgentDto extends AgentDetailsDto {
   dryRun?: boolean;
 }
 
-/** The arguments every write on an existing agent takes besides its own. */
-export class DeleteAgentDto {
-  @RequestId()
-  requestId?: string;
+/** `Base` with, after its own fields, the arguments every write on an existing agent takes. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeScript's mixin pattern requires (...args: any[])
+function withWriteArguments<Base extends new (...args: any[]) => object>(base: Base) {
+  class WriteArguments extends base {
+    @RequestId()
+    requestId?: string;
 
-  @ExpectedVersion()
-  expectedVersion?: number;
+    @ExpectedVersion()
+    expectedVersion?: number;
 
-  @DryRun()
-  dryRun?: boolean;
+    @DryRun()
+    dryRun?: boolean;
+  }
+  return WriteArguments;
 }
 
-/** The update fields and, after them, DeleteAgentDto's write arguments (a subclass can extend one class only). */
-export class UpdateAgentDto extends AgentPatchFieldsDto {
-  @RequestId()
-  requestId?: string;
+/** A delete takes only the write arguments. */
+export class DeleteAgentDto extends withWriteArguments(class {}) {}
 
-  @ExpectedVersion()
-  expectedVersion?: number;
-
-  @DryRun()
-  dryRun?: boolean;
-}
+/** The update fields and, after them, the write arguments. */
+export class UpdateAgentDto extends withWriteArguments(AgentPatchFieldsDto) {}
 
 export const VALIDATE_MODES = ['create', 'update'] as const;
 
