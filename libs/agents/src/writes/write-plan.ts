@@ -1,5 +1,5 @@
 import type { ChartSource, HelmClient } from '@app/helm';
-import type { AgentRecord, AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
+import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
 import type { AgentsRepository, RecordedAnswer } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
@@ -31,8 +31,8 @@ export interface PlanTools {
   chart: ChartSource;
   /** Who acts (the operation context's actor), for the journal and the revisions. */
   actor: string;
-  /** The agent as answers show it, its last operation included. */
-  view(record: AgentRecord): Promise<AgentDto>;
+  /** The agent as answers show it, with the last operation it was read with (no second read). */
+  view(record: AgentWithLastOperation): AgentDto;
 }
 
 /**
