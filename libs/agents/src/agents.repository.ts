@@ -5,6 +5,7 @@ import { Prisma, Store, type AgentRow, type StoreClient } from '@app/store';
 import type { CursorKey } from './agents.paging.js';
 import {
   OPERATION_COLUMN_PREFIX,
+  OPERATION_SUMMARY_COLUMNS,
   toAgentRecord,
   toAgentWithLastOperation,
   toOperationRecord,
@@ -72,11 +73,9 @@ export interface RecordedAnswer {
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
 
-/** Every Operation column of `o`, named as AgentWithOperationRow names it. */
+/** The summary columns of the last operation `o`, named as AgentWithOperationRow names them. */
 const LAST_OPERATION_COLUMNS = Prisma.raw(
-  Object.values(Prisma.OperationScalarFieldEnum)
-    .map((column) => `o."${column}" AS "${OPERATION_COLUMN_PREFIX}${column}"`)
-    .join(', '),
+  OPERATION_SUMMARY_COLUMNS.map((column) => `o."${column}" AS "${OPERATION_COLUMN_PREFIX}${column}"`).join(', '),
 );
 
 /** Agents, their revisions and the operation journal, in the configured store. */
