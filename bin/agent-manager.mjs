@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=30
 // The agent-manager command (`agent-manager mcp`, `agent-manager serve`): runs the built CLI.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
