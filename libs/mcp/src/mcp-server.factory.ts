@@ -183,13 +183,13 @@ function errorResult(body: ErrorBody): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: [message, ...lines].join('\n') }],
-    structuredContent: body as unknown as Record<string, unknown>,
+    structuredContent: { ...body },
   };
 }
 
 /** Layer 2's refusal: its own text, in the error model as forbidden (a tool outside the allowed set). */
 function textError(text: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text }], structuredContent: new AppError('forbidden', text).toBody() as unknown as Record<string, unknown> };
+  return { isError: true, content: [{ type: 'text', text }], structuredContent: { ...new AppError('forbidden', text).toBody() } };
 }
 
 /** Who acts, as the transport knows it: the client's name from initialize, unchecked (a domain records it by its own rule). */

@@ -111,7 +111,7 @@ async function sqliteClient(url: string): Promise<StoreClient> {
 /** The PostgreSQL client (generated from the same model, so it has the SQLite client's API) and its driver, loaded only for PostgreSQL. */
 async function postgresClient(url: string): Promise<StoreClient> {
   const [{ PrismaClient }, { PrismaPg }] = await Promise.all([import('./generated/postgresql/client.js'), import('@prisma/adapter-pg')]);
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as StoreClient;
+  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as StoreClient;
 }
 
 /**
@@ -135,7 +135,7 @@ function observedClient(client: StoreClient, metrics: Metrics, provider: StorePr
         }
       },
     },
-  }) as unknown as StoreClient;
+  }) as StoreClient;
   const transaction = (async (...args: Parameters<StoreClient['$transaction']>) => {
     const started = process.hrtime.bigint();
     let ok = false;
