@@ -116,22 +116,29 @@ export function toRevisionRecord(row: AgentRevisionRow): RevisionRecord {
 
 export function toOperationRecord(row: OperationRow): OperationRecord {
   return {
-    id: row.id,
+    ...toOperationSummary(row),
     agentId: row.agentId,
     namespace: row.namespace,
     name: row.name,
-    kind: row.kind as OperationKind,
-    state: row.state as OperationState,
     request: row.request,
     intent: (row.intent ?? null) as unknown as OperationIntent | null,
     baseHelmRevision: row.baseHelmRevision,
     owner: row.owner,
-    errorCode: row.errorCode,
-    errorMessage: row.errorMessage,
-    helmRevision: row.helmRevision,
+  };
+}
+
+/** The summary columns of an operation row (all a read of an agent joins), as its record has them. */
+function toOperationSummary(row: Pick<OperationRow, (typeof OPERATION_SUMMARY_COLUMNS)[number]>): OperationSummary {
+  return {
+    id: row.id,
+    kind: row.kind as OperationKind,
+    state: row.state as OperationState,
     actor: row.actor,
     startedAt: row.startedAt,
     finishedAt: row.finishedAt,
+    helmRevision: row.helmRevision,
+    errorCode: row.errorCode,
+    errorMessage: row.errorMessage,
   };
 }
 
@@ -152,17 +159,17 @@ export function toAgentWithLastOperation(row: AgentWithOperationRow): AgentWithL
     lastOperation:
       id === null || kind === null || state === null || actor === null || startedAt === null
         ? null
-        : {
+        : toOperationSummary({
             id,
-            kind: kind as OperationKind,
-            state: state as OperationState,
+            kind,
+            state,
             actor,
             startedAt,
             finishedAt: row.op_finishedAt,
             helmRevision: row.op_helmRevision,
             errorCode: row.op_errorCode,
             errorMessage: row.op_errorMessage,
-          },
+          }),
   };
 }
 

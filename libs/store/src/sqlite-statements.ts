@@ -64,8 +64,4 @@ export class KeptStatement {
   all() {
     return this.kept.statement.all(...this.params);
   }
-
-  get() {
-    return this.kept.statement.get(...this.params);
-  }
 }
