@@ -52,4 +52,4 @@ USER 10001:10001
 EXPOSE 8080
 # --heap-growing-percent keeps the old generation close to what is live (README, "Memory"); node
 # refuses it in NODE_OPTIONS, so it is given here.
-CMD ["node", "--heap-growing-percent=30", "dist/apps/agent-manager/src/main.js"]
+CMD ["node", "--heap-growing-percent=30", "dist/service/main.mjs"]

@@ -21,7 +21,7 @@ const port = await new Promise((resolve) => {
     server.close(() => resolve(port));
   });
 });
-const service = spawn(process.execPath, [...START_FLAGS, 'dist/apps/agent-manager/src/main.js'], {
+const service = spawn(process.execPath, [...START_FLAGS, 'dist/service/main.mjs'], {
   env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `file:${join(dir, 'bench.db')}`, KUBECONFIG: kubeconfig, LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'ignore', 'inherit'],
 });

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const cli = new URL('../dist/apps/agent-manager/src/cli.js', import.meta.url);
+const cli = new URL('../dist/service/cli.mjs', import.meta.url);
 if (!existsSync(fileURLToPath(cli))) {
   console.error('agent-manager: dist/ is missing; run npm run build in the agent-manager directory first');
   process.exit(1);

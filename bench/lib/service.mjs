@@ -12,13 +12,16 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 export const HELM_BIN = process.env.HELM_BIN ?? join(ROOT, 'node_modules', '.cache', 'agent-manager', 'helm4', 'helm');
 export const KUBECTL_BIN = join(ROOT, 'node_modules', '.cache', 'agent-manager', 'helm4', 'kubectl');
 
+/** What `npm start` runs: the bundled service (scripts/bundle.mjs). */
+export const ENTRY = 'dist/service/main.mjs';
+
 /**
  * The node flags `npm start` runs the service with (package.json "start"; the image sets the same
  * in NODE_OPTIONS), so the figures are those of the service as it is run.
  */
 export const START_FLAGS = (() => {
   const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
-  if (start[0] !== 'node' || start.at(-1) !== 'dist/apps/agent-manager/src/main.js') throw new Error(`package.json "start" is not \`node [flags] dist/apps/agent-manager/src/main.js\`: ${start.join(' ')}`);
+  if (start[0] !== 'node' || start.at(-1) !== ENTRY) throw new Error(`package.json "start" is not \`node [flags] ${ENTRY}\`: ${start.join(' ')}`);
   return start.slice(1, -1);
 })();
 
@@ -41,7 +44,7 @@ export async function startService({ databaseUrl, kubeconfig, env = {}, pollMs =
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !OWN_KEYS.test(key)));
   const started = performance.now();
-  const child = spawn(process.execPath, [...START_FLAGS, join(ROOT, 'dist/apps/agent-manager/src/main.js')], {
+  const child = spawn(process.execPath, [...START_FLAGS, join(ROOT, ENTRY)], {
     cwd: ROOT,
     env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, KUBECONFIG: kubeconfig, HELM_BIN, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

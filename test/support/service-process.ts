@@ -53,7 +53,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   const log = join(dir, 'service.log');
   const stdout = join(dir, 'stdout.log');
   const out = createWriteStream(log);
-  const child = spawn(process.execPath, ['dist/apps/agent-manager/src/main.js'], {
+  const child = spawn(process.execPath, ['dist/service/main.mjs'], {
     env: { ...process.env, LOG_LEVEL: 'log', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
