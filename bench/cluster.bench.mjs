@@ -240,17 +240,54 @@ async function writes(service, kubeconfig) {
   ratioFigure({ id: 'delete_vs_helm_uninstall', section: 'writes', label: 'delete  vs  helm uninstall', a: remove[0], b: remove[1] });
 }
 
-/** REST get_agent (in-process keep-alive fetch) against `helm get values -o json` of the same release. */
+/**
+ * A bare node:http server in a process of its own, answering every request with `body` (JSON):
+ * the least any Node service could cost here, measured the same way as the service.
+ */
+const BARE_SERVER = `
+import { createServer } from 'node:http';
+const body = process.argv[1];
+const server = createServer((req, res) => { req.resume(); res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body); });
+server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+process.once('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+async function startBareServer(body) {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_SERVER, body], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = await once(child.stdout, 'data');
+  return { base: `http://127.0.0.1:${String(chunk).trim()}`, stop: async () => { child.kill('SIGTERM'); await once(child, 'exit'); } };
+}
+
+/**
+ * REST get_agent (keep-alive node:http) against `helm get values -o json` of the same release,
+ * interleaved. Two rows without a target say what the ratio is made of on this machine: the same
+ * GET back to back (no helm run between two requests), and a bare node:http server answering the
+ * same bytes, interleaved with the same helm runs (the floor: what any Node service would cost
+ * right after a helm process here).
+ */
 async function reads(service, kubeconfig) {
-  log(`reads: ${READ_ROUNDS} interleaved pairs of get_agent and helm get values`);
+  log(`reads: ${READ_ROUNDS} interleaved rounds of get_agent, helm get values and a bare server's GET`);
   await expectStatus(api(service.base, 'POST', '/api/v1/agents', createBody('svc-read', 0)), 201, 'create svc-read');
   for (let i = 0; i < 10; i++) await get(service.base, `/api/v1/agents/${NS}/svc-read`); // warm-up
-  const [rest, helmGet] = await interleave(READ_ROUNDS, [
-    () => expectStatus(get(service.base, `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read'),
-    () => helm(kubeconfig, ['get', 'values', 'svc-read', '--namespace', NS, '-o', 'json']),
-  ]);
-  keepAlive.destroy();
-  ratioFigure({ id: 'helm_get_values_vs_get_agent', section: 'reads', label: 'get_agent (REST)  vs  helm get values', a: rest, b: helmGet, invert: true, target: '≥ 50×', limit: 50 });
+  const sample = await get(service.base, `/api/v1/agents/${NS}/svc-read`);
+  const bare = await startBareServer(JSON.stringify(sample.body));
+  const bareAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (let i = 0; i < 10; i++) await get(bare.base, '/', bareAgent); // warm-up
+    const [rest, helmGet, bareGet] = await interleave(READ_ROUNDS, [
+      () => expectStatus(get(service.base, `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read'),
+      () => helm(kubeconfig, ['get', 'values', 'svc-read', '--namespace', NS, '-o', 'json']),
+      () => expectStatus(get(bare.base, '/', bareAgent), 200, 'bare server GET'),
+    ]);
+    const [backToBack] = await interleave(READ_ROUNDS, [() => expectStatus(get(service.base, `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read')]);
+    ratioFigure({ id: 'helm_get_values_vs_get_agent', section: 'reads', label: 'get_agent (REST)  vs  helm get values', a: rest, b: helmGet, invert: true, target: '≥ 50×', limit: 50 });
+    ratioFigure({ id: 'helm_get_values_vs_bare_server', section: 'reads', label: "a bare node:http server's GET  vs  helm get values (the floor)", a: bareGet, b: helmGet, invert: true });
+    figure({ id: 'get_agent_back_to_back', section: 'reads', label: 'get_agent (REST), back to back (no helm run between)', a: backToBack, unit: 'ms' });
+  } finally {
+    keepAlive.destroy();
+    bareAgent.destroy();
+    await bare.stop();
+  }
 }
 
 /** MCP tools/call get_agent (the SDK client over Streamable HTTP) against its REST twin. */
