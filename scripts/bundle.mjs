@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist', 'service');
 
-export const EXTERNAL = [
+const EXTERNAL = [
   'better-sqlite3',
   'pg',
   '@prisma/*',
