@@ -104,8 +104,8 @@ function fileProblem(file: OpenedFile): string | undefined {
 
 /** The SQLite client and its driver, loaded only when the store is SQLite (start time and memory). */
 async function sqliteClient(url: string): Promise<StoreClient> {
-  const [{ PrismaClient }, { PrismaBetterSQLite3 }] = await Promise.all([import('./generated/sqlite/client.js'), import('@prisma/adapter-better-sqlite3')]);
-  return new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: `file:${sqlitePath(url)}` }) });
+  const [{ PrismaClient }, { PrismaBetterSqlite3 }] = await Promise.all([import('./generated/sqlite/client.js'), import('@prisma/adapter-better-sqlite3')]);
+  return new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${sqlitePath(url)}` }) });
 }
 
 /** The PostgreSQL client (generated from the same model, so it has the SQLite client's API) and its driver, loaded only for PostgreSQL. */
