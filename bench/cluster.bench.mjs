@@ -7,6 +7,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,8 +16,9 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startControlPlane, startPostgres } from './lib/infra.mjs';
-import { chartValuesOf, SEED_LABEL, seedAgents } from './lib/seed.mjs';
+import { chartValuesOf, helmWriteArgs, SEED_LABEL, seedAgents } from './lib/seed.mjs';
 import { HELM_BIN, ROOT, startService } from './lib/service.mjs';
 import { fmt, interleave, printTable, summary } from './lib/stats.mjs';
 
@@ -76,6 +78,38 @@ async function api(base, method, path, body, headers = {}) {
   const res = await fetch(base + path, init);
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+/**
+ * GET with node:http and a keep-alive agent: the lightest standard client, for the figure that
+ * compares the service itself with a helm process. fetch (undici) costs about 1 ms more per
+ * request here once the connection sat idle for the length of a helm run (measured against a
+ * bare node:http server: 2.4 ms vs 1.3 ms after 130 ms idle), which would be the client's, not
+ * the service's.
+ */
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+function get(base, path, agent = keepAlive) {
+  return send(base, path, { agent });
+}
+
+/** One request over `agent`'s kept-alive connection; the body is sent as JSON and the answer read as JSON. */
+function send(base, path, { method = 'GET', headers = {}, body, agent = keepAlive } = {}) {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const head = payload === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+    request(base + path, { method, headers: head, agent }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const json = text && /json/.test(res.headers['content-type'] ?? '');
+        resolve({ status: res.statusCode, headers: res.headers, body: json ? JSON.parse(text) : text || null });
+      });
+      res.on('error', reject);
+    })
+      .on('error', reject)
+      .end(payload);
+  });
 }
 
 async function expectStatus(promise, status, what) {
@@ -155,11 +189,17 @@ async function startup(kubeconfig) {
   figure({ id: 'idle_rss_mib', section: 'start', label: `idle RSS (${SETTLE_MS / 1000} s after healthy)`, a: summary(idle), unit: 'MiB', target: '≤ 150 MiB', met: summary(idle).median <= 150 });
 }
 
-/** create / update / delete through the service against bare helm install / upgrade / uninstall. */
+/**
+ * create / update / delete through the service against bare helm install / upgrade / uninstall.
+ * A third contender runs bare the very helm command the service runs for a create and an update
+ * (its own helm-commands: atomic, server-side apply taking conflicts, the release as JSON), which
+ * splits the service's cost over plain helm into its own work and its flags'.
+ */
 async function writes(service, kubeconfig) {
-  log(`writes: ${WRITE_ROUNDS} interleaved pairs each of create, update, delete`);
+  log(`writes: ${WRITE_ROUNDS} interleaved rounds each of create, update (service, bare helm, the service's helm command) and delete`);
   const svc = (i) => `svc-${i}`;
   const bare = (i) => `helm-${i}`;
+  const same = (i) => `cmd-${i}`;
   const patchOf = (i) => ({ displayName: `Bench ${i} v2`, systemMessage: 'You triage incidents and page people. '.repeat(12) });
   // the values files bare helm gets: what the service writes for the same create and PATCH
   const createFiles = [];
@@ -169,24 +209,34 @@ async function writes(service, kubeconfig) {
     createFiles.push(valuesFile(`${bare(i)}-create`, await chartValuesOf(spec)));
     updateFiles.push(valuesFile(`${bare(i)}-update`, await chartValuesOf({ ...spec, ...patchOf(i) })));
   }
+  const major = Number(/^v(\d+)/.exec(results.meta.helm)?.[1] ?? 4);
+  const serviceCommand = (kind, i, valuesFile) => helmWriteArgs(kind, { release: { namespace: NS, name: same(i) }, chart: { ref: CHART }, valuesFile, major, wait: false, timeoutSeconds: 300 });
   const written = [];
   const create = await interleave(WRITE_ROUNDS, [
     async (i) => written.push((await expectStatus(api(service.base, 'POST', '/api/v1/agents', createBody(svc(i), i)), 201, `create ${svc(i)}`)).body.values),
     (i) => helm(kubeconfig, ['install', bare(i), CHART, '--namespace', NS, '--values', createFiles[i]]),
+    async (i) => helm(kubeconfig, await serviceCommand('install', i, createFiles[i])),
   ]);
   const expected = canonical(await chartValuesOf(specOf(createBody(svc(0), 0))));
   if (canonical(written[0]) !== expected) log(`WARNING: the service wrote other values than bare helm gets: ${JSON.stringify(written[0])}`);
   const update = await interleave(WRITE_ROUNDS, [
     (i) => expectStatus(api(service.base, 'PATCH', `/api/v1/agents/${NS}/${svc(i)}`, patchOf(i)), 200, `update ${svc(i)}`),
     (i) => helm(kubeconfig, ['upgrade', bare(i), CHART, '--namespace', NS, '--values', updateFiles[i]]),
+    async (i) => helm(kubeconfig, await serviceCommand('upgrade', i, updateFiles[i])),
   ]);
   const remove = await interleave(WRITE_ROUNDS, [
     (i) => expectStatus(api(service.base, 'DELETE', `/api/v1/agents/${NS}/${svc(i)}`), 200, `delete ${svc(i)}`),
     (i) => helm(kubeconfig, ['uninstall', bare(i), '--namespace', NS]),
   ]);
+  for (let i = 0; i < WRITE_ROUNDS; i++) await helm(kubeconfig, ['uninstall', same(i), '--namespace', NS]);
   const bareArgs = 'helm install|upgrade NAME charts/agent --namespace NS --values FILE; helm uninstall NAME --namespace NS';
+  const serviceArgs = (await serviceCommand('upgrade', 0, 'FILE')).join(' ');
   ratioFigure({ id: 'create_vs_helm_install', section: 'writes', label: 'create  vs  helm install', a: create[0], b: create[1], target: '≤ 1.10×', limit: 1.1, extra: { bareArgs } });
+  ratioFigure({ id: 'create_vs_its_helm_command', section: 'writes', label: "create  vs  the service's helm command, bare", a: create[0], b: create[2] });
+  ratioFigure({ id: 'its_helm_command_vs_helm_install', section: 'writes', label: "the service's helm command  vs  helm install", a: create[2], b: create[1] });
   ratioFigure({ id: 'update_vs_helm_upgrade', section: 'writes', label: 'update  vs  helm upgrade', a: update[0], b: update[1], target: '≤ 1.10×', limit: 1.1 });
+  ratioFigure({ id: 'update_vs_its_helm_command', section: 'writes', label: "update  vs  the service's helm command, bare", a: update[0], b: update[2], extra: { serviceArgs } });
+  ratioFigure({ id: 'its_helm_command_vs_helm_upgrade', section: 'writes', label: "the service's helm command  vs  helm upgrade", a: update[2], b: update[1] });
   ratioFigure({ id: 'delete_vs_helm_uninstall', section: 'writes', label: 'delete  vs  helm uninstall', a: remove[0], b: remove[1] });
 }
 
@@ -194,11 +244,12 @@ async function writes(service, kubeconfig) {
 async function reads(service, kubeconfig) {
   log(`reads: ${READ_ROUNDS} interleaved pairs of get_agent and helm get values`);
   await expectStatus(api(service.base, 'POST', '/api/v1/agents', createBody('svc-read', 0)), 201, 'create svc-read');
-  for (let i = 0; i < 10; i++) await api(service.base, 'GET', `/api/v1/agents/${NS}/svc-read`); // warm-up
+  for (let i = 0; i < 10; i++) await get(service.base, `/api/v1/agents/${NS}/svc-read`); // warm-up
   const [rest, helmGet] = await interleave(READ_ROUNDS, [
-    () => expectStatus(api(service.base, 'GET', `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read'),
+    () => expectStatus(get(service.base, `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read'),
     () => helm(kubeconfig, ['get', 'values', 'svc-read', '--namespace', NS, '-o', 'json']),
   ]);
+  keepAlive.destroy();
   ratioFigure({ id: 'helm_get_values_vs_get_agent', section: 'reads', label: 'get_agent (REST)  vs  helm get values', a: rest, b: helmGet, invert: true, target: '≥ 50×', limit: 50 });
 }
 
@@ -217,6 +268,42 @@ async function mcp(service) {
     ratioFigure({ id: 'mcp_vs_rest_get_agent', section: 'reads', label: 'MCP get_agent  vs  REST get_agent', a: viaMcp, b: viaRest, target: '≤ 1.20×', limit: 1.2 });
   } finally {
     await client.close();
+  }
+  await sameClient(service);
+}
+
+/**
+ * The same pair with one client for both doors: tools/call as the JSON-RPC POST any MCP client
+ * sends, and the GET, over one kept-alive node:http connection. What is left is the doors' own
+ * difference, without the SDK client's work per call (validating the result, among others).
+ */
+async function sameClient(service) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'agent-manager-bench', version: '1.0.0' } } };
+  const opened = await send(service.base, '/mcp', { method: 'POST', headers, body: initialize, agent });
+  const session = opened.headers['mcp-session-id'];
+  if (opened.status !== 200 || !session) throw new Error(`MCP initialize answered ${opened.status} without a session: ${JSON.stringify(opened.body)}`);
+  const inSession = { ...headers, 'mcp-session-id': session };
+  await expectStatus(send(service.base, '/mcp', { method: 'POST', headers: inSession, body: { jsonrpc: '2.0', method: 'notifications/initialized' }, agent }), 202, 'notifications/initialized');
+  let id = 1;
+  const viaMcp = async () => {
+    const body = { jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: 'get_agent', arguments: { namespace: NS, name: 'svc-read' } } };
+    const res = await send(service.base, '/mcp', { method: 'POST', headers: inSession, body, agent });
+    if (res.status !== 200 || !res.body?.result || res.body.result.isError) throw new Error(`get_agent over MCP (one JSON answer expected) failed: ${res.status} ${JSON.stringify(res.body)}`);
+  };
+  const viaRest = () => expectStatus(get(service.base, `/api/v1/agents/${NS}/svc-read`, agent), 200, 'get svc-read');
+  try {
+    // warm-up
+    for (let i = 0; i < 10; i++) {
+      await viaMcp();
+      await viaRest();
+    }
+    const [mcpSame, restSame] = await interleave(MCP_ROUNDS, [viaMcp, viaRest]);
+    ratioFigure({ id: 'mcp_vs_rest_get_agent_one_client', section: 'reads', label: 'MCP get_agent  vs  REST, one HTTP client for both', a: mcpSame, b: restSame });
+  } finally {
+    await send(service.base, '/mcp', { method: 'DELETE', headers: inSession, agent }).catch(() => undefined);
+    agent.destroy();
   }
 }
 

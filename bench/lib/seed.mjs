@@ -15,6 +15,12 @@ export async function chartValuesOf(spec) {
   return toChartValues(spec);
 }
 
+/** The helm command a create (`install`) or an update (`upgrade`) runs, as the service builds it (its own helm-commands, from dist/). */
+export async function helmWriteArgs(kind, command) {
+  const { installArgs, upgradeInstallArgs } = await dist('libs/helm/src/helm-commands.js');
+  return kind === 'install' ? installArgs(command) : upgradeInstallArgs(command);
+}
+
 /** Namespaces the seeded agents spread over, and the label a fifth of them carry. */
 export const SEED_NAMESPACES = Array.from({ length: 10 }, (_, i) => `team-${i}`);
 export const SEED_LABEL = 'tier=gold';

@@ -12,6 +12,19 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 export const HELM_BIN = process.env.HELM_BIN ?? join(ROOT, 'node_modules', '.cache', 'agent-manager', 'helm4', 'helm');
 export const KUBECTL_BIN = join(ROOT, 'node_modules', '.cache', 'agent-manager', 'helm4', 'kubectl');
 
+/** What `npm start` runs: the bundled service (scripts/bundle.mjs). */
+export const ENTRY = 'dist/service/main.mjs';
+
+/**
+ * The node flags `npm start` runs the service with (package.json "start"; the image sets the same
+ * in NODE_OPTIONS), so the figures are those of the service as it is run.
+ */
+export const START_FLAGS = (() => {
+  const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
+  if (start[0] !== 'node' || start.at(-1) !== ENTRY) throw new Error(`package.json "start" is not \`node [flags] ${ENTRY}\`: ${start.join(' ')}`);
+  return start.slice(1, -1);
+})();
+
 /** Settings of the service this benchmark never inherits from the caller's shell. */
 const OWN_KEYS = /^(PORT|HOST|DATABASE_URL|KUBECONFIG|HELM_BIN|AGENT_CHART.*|LOG_LEVEL|MCP_.*|LEASE_.*|IDEMPOTENCY_.*|SHUTDOWN_.*|REPLICA_ID|WRITE_QUEUE_SECONDS)$/;
 
@@ -24,14 +37,14 @@ export async function freePort() {
 }
 
 /**
- * Spawns the service on a free port and waits until /healthz answers 200. `startMs` is the
+ * Spawns the service (as `npm start` runs it) on a free port and waits until /healthz answers 200. `startMs` is the
  * time from spawn to that answer; `startCpuMs` the CPU time the process had used by then.
  */
 export async function startService({ databaseUrl, kubeconfig, env = {}, pollMs = 20, timeoutMs = 120_000 }) {
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !OWN_KEYS.test(key)));
   const started = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/agent-manager/src/main.js')], {
+  const child = spawn(process.execPath, [...START_FLAGS, join(ROOT, ENTRY)], {
     cwd: ROOT,
     env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, KUBECONFIG: kubeconfig, HELM_BIN, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,16 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../pg/fresh-database.js';
-import { CLIENT_NAME, testEnv, text } from '../mcp/mcp-support.js';
+import { connectStdio, testEnv, text } from '../mcp/mcp-support.js';
 import { authEnv } from './auth-support.js';
 
-const root = process.cwd();
 
 /** The local user of `agent-manager mcp` may read agents in team-a and validate there, but not create. */
 const POLICY = `
@@ -29,18 +26,9 @@ describe('MCP over stdio with authentication on', () => {
   let client: Client;
 
   beforeAll(async () => {
-    execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { cwd: root, stdio: 'ignore' });
     dir = mkdtempSync(join(tmpdir(), 'agent-manager-stdio-auth-'));
     database = await freshDatabaseUrl();
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [join(root, 'bin', 'agent-manager.mjs'), 'mcp'],
-      cwd: root,
-      env: testEnv(dir, { ...authEnv(dir, undefined, POLICY), AUTH_STDIO_SUBJECT: 'local:ops', DATABASE_URL: database.url }) as Record<string, string>,
-      stderr: 'pipe',
-    });
-    client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
-    await client.connect(transport);
+    client = await connectStdio([], testEnv(dir, { ...authEnv(dir, undefined, POLICY), AUTH_STDIO_SUBJECT: 'local:ops', DATABASE_URL: database.url }));
   }, 180_000);
 
   afterAll(async () => {

@@ -24,9 +24,9 @@ describe('the registration invariant', () => {
     expect(tools.filter((name) => !operations.includes(name))).toEqual([]);
   });
 
-  it('lets the policy name every REST operation, by the tool name of its operationId', () => {
+  it('lets the policy name every REST operation, by the tool name of its operationId', async () => {
     const operations = t.app.get(Authorizer).operations;
-    const document = openApiDocument(t.app);
+    const document = await openApiDocument(t.app);
     const ids = Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((op) => (op && typeof op === 'object' && 'operationId' in op ? [op.operationId as string] : [])));
     const names = ids.map((id) => id.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
     expect(names).toContain('list_operations');

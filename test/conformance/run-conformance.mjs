@@ -80,7 +80,7 @@ async function main() {
   writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: none, user: {token: none}}]\ncontexts: [{name: none, context: {cluster: none, user: none}}]\ncurrent-context: none\n');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const service = spawn(process.execPath, [join(root, 'dist', 'apps', 'agent-manager', 'src', 'main.js')], {
+  const service = spawn(process.execPath, [join(root, 'dist', 'service', 'main.mjs')], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `file:${join(scratch, 'store.db')}`, KUBECONFIG: kubeconfig, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -58,7 +58,8 @@ describe('store lost while running, rebuilt from the cluster', () => {
     expect(dry.body.items).toEqual([expect.objectContaining({ namespace: ns, name, action: 'report', finding: 'unmanaged', done: false })]);
 
     const { adopted, skipped } = await t.app.get(Reconciler).rebuild();
-    expect(skipped).toEqual([]);
+    // The control plane is shared by the cluster suites: what rebuild skips of other suites' releases is theirs.
+    expect(skipped.filter((s) => s.release.startsWith(`${ns}/`))).toEqual([]);
     expect(adopted).toContain(`${ns}/${name}`);
 
     const agent = await call(t.url, 'GET', `/api/v1/agents/${ns}/${name}`);

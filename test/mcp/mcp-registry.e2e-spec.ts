@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ApiProperty } from '@nestjs/swagger';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ApiProperty } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
 import { call, connect, startApp, type McpTestApp } from './mcp-support.js';
 

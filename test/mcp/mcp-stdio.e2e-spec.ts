@@ -1,12 +1,11 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../pg/fresh-database.js';
-import { call, CLIENT_NAME, OVER_CAP, testEnv, text, TOOLNAMES_MESSAGE } from './mcp-support.js';
+import { call, connectStdio, OVER_CAP, testEnv, text, TOOLNAMES_MESSAGE } from './mcp-support.js';
 
 const root = process.cwd();
 const bin = join(root, 'bin', 'agent-manager.mjs');
@@ -23,20 +22,12 @@ describe('MCP over stdio (agent-manager mcp)', () => {
   const errors: Error[] = [];
 
   beforeAll(async () => {
-    execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { cwd: root, stdio: 'ignore' });
     dir = mkdtempSync(join(tmpdir(), 'agent-manager-stdio-'));
     database = await freshDatabaseUrl();
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, 'mcp', '--toolsets', 'revisions,benchmrks'],
-      cwd: root,
-      env: testEnv(dir, { LOG_LEVEL: 'log', DATABASE_URL: database.url }) as Record<string, string>,
-      stderr: 'pipe',
+    client = await connectStdio(['--toolsets', 'revisions,benchmrks'], testEnv(dir, { LOG_LEVEL: 'log', DATABASE_URL: database.url }), {
+      onStderr: (text) => (stderr += text),
+      onError: (error) => errors.push(error),
     });
-    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
-    client.onerror = (error) => errors.push(error);
-    await client.connect(transport);
   }, 180_000);
 
   afterAll(async () => {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
+import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsRepository } from '@app/agents';
@@ -30,6 +32,27 @@ export async function startApp(env: Record<string, string> = {}): Promise<McpTes
 export async function connect(base: string, query = ''): Promise<Client> {
   const client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp${query}`)));
+  return client;
+}
+
+/**
+ * `agent-manager mcp ARGS` as an MCP client spawns it (dist/ built first), with the SDK's client
+ * connected over stdio; `onStderr` hears the log, `onError` the client's protocol errors.
+ */
+export async function connectStdio(args: string[], env: NodeJS.ProcessEnv, hooks: { onStderr?: (text: string) => void; onError?: (error: Error) => void } = {}): Promise<Client> {
+  const root = process.cwd();
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { cwd: root, stdio: 'ignore' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(root, 'bin', 'agent-manager.mjs'), 'mcp', ...args],
+    cwd: root,
+    env: env as Record<string, string>,
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', (chunk: Buffer) => hooks.onStderr?.(chunk.toString()));
+  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
+  if (hooks.onError) client.onerror = hooks.onError;
+  await client.connect(transport);
   return client;
 }
 

@@ -36,7 +36,8 @@ export async function ensureBuilt(): Promise<void> {
 /** How long a service process may take to answer /readyz on a busy 2-core machine (it starts in about 5 s when idle). */
 const READY_TIMEOUT_MS = 90_000;
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on now (the OS picks it). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -52,7 +53,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   const log = join(dir, 'service.log');
   const stdout = join(dir, 'stdout.log');
   const out = createWriteStream(log);
-  const child = spawn(process.execPath, ['dist/apps/agent-manager/src/main.js'], {
+  const child = spawn(process.execPath, ['dist/service/main.mjs'], {
     env: { ...process.env, LOG_LEVEL: 'log', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { AgentWrites } from '@app/agents';
 import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig } from '@app/common';
 import { setupMcp } from '@app/mcp';
@@ -13,14 +13,14 @@ import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
 import { hardenHttp, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
 import { observeHttp, serveMetrics } from './http-telemetry.js';
-import { buildOpenApi } from './openapi.js';
+import { buildOpenApi, serveApiDocs } from './openapi.js';
 
 export const OPENAPI_PATH = 'api/v1/openapi.json';
 
-const documents = new WeakMap<INestApplication, OpenAPIObject>();
+const documents = new WeakMap<INestApplication, Promise<OpenAPIObject>>();
 
 /** The document this app serves at /api/v1/openapi.json, built from the code on first use (not at start). */
-export function openApiDocument(app: INestApplication): OpenAPIObject {
+export function openApiDocument(app: INestApplication): Promise<OpenAPIObject> {
   let document = documents.get(app);
   if (!document) {
     document = buildOpenApi(app, PROJECT_PACKAGE.version ?? '0.0.0');
@@ -58,7 +58,7 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   await requireMcpBearer(app, config);
   app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES });
   app.useGlobalFilters(new ErrorFilter(config));
-  SwaggerModule.setup('docs', app, () => openApiDocument(app), { jsonDocumentUrl: OPENAPI_PATH, raw: ['json'] });
+  serveApiDocs(app, 'docs', OPENAPI_PATH, () => openApiDocument(app));
   setupMcp(app);
   return app;
 }

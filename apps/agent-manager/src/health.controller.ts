@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Logger, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { ApiExcludeController } from '@app/common';
 import { ClusterState } from '@app/kube';
 import { Store } from '@app/store';
 

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), 'agent-manager-openapi-'));
   const app = await createApp(loadConfig({ ...process.env, DATABASE_URL: `file:${join(scratch, 'openapi.db')}` }), { logger: false });
   try {
-    const text = JSON.stringify(openApiDocument(app), null, 2) + '\n';
+    const text = JSON.stringify(await openApiDocument(app), null, 2) + '\n';
     const file = join(process.cwd(), 'openapi', 'agent-manager.json');
     if (check) {
       let committed = '';

@@ -1,8 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { applyOpenApiDecorators } from '@app/common';
 
 /** The OpenAPI document of the REST door, with keys sorted so the committed file is stable. */
-export function buildOpenApi(app: INestApplication, version: string): OpenAPIObject {
+export async function buildOpenApi(app: INestApplication, version: string): Promise<OpenAPIObject> {
+  const { DocumentBuilder, SwaggerModule } = await applyOpenApiDecorators();
   const config = new DocumentBuilder()
     .setTitle('agent-manager')
     .setDescription('Create, update, validate, roll back, delete and read kagent agents (Generic agent chart releases) with a Muster toolset.')
@@ -76,3 +80,39 @@ export function sortKeys(value: unknown): unknown {
   }
   return value;
 }
+
+/**
+ * Swagger UI at /<uiPath> and the document at /<jsonPath>, as SwaggerModule.setup serves them, but
+ * set up by the first request to either, so @nestjs/swagger and the document load then, not at
+ * start. SwaggerModule.setup registers its routes on the app's HTTP adapter; here they go to a
+ * router that a middleware, placed where setup used to put them (before Nest's routes and its
+ * 404), hands those requests to. Routes added to the app itself after start would sit behind the 404.
+ */
+export function serveApiDocs(app: NestExpressApplication, uiPath: string, jsonPath: string, document: () => Promise<OpenAPIObject>): void {
+  const router = express.Router();
+  const mine = new RegExp(`^/(${escape(uiPath)}|${escape(jsonPath)})(/|$)`, 'i');
+  let mounted: Promise<void> | undefined;
+  const mount = async () => {
+    const { SwaggerModule } = await applyOpenApiDecorators();
+    const adapter = new ExpressAdapter(router);
+    // What setup uses of the app: its HTTP adapter and static assets (Swagger UI's files), both onto the router.
+    const onRouter = new Proxy(app, {
+      get: (target, key) => {
+        if (key === 'getHttpAdapter') return () => adapter;
+        if (key === 'useStaticAssets') return (path: string, options: object) => adapter.useStaticAssets(path, options);
+        return Reflect.get(target, key) as unknown;
+      },
+    });
+    SwaggerModule.setup(uiPath, onRouter, await document(), { jsonDocumentUrl: jsonPath, raw: ['json'] });
+  };
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (!mine.test(req.path)) return next();
+    mounted ??= mount().catch((error: unknown) => {
+      mounted = undefined;
+      throw error;
+    });
+    mounted.then(() => router(req, res, next), next);
+  });
+}
+
+const escape = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -17,11 +17,24 @@ import {
   type NestInterceptor,
   type Type,
 } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { catchError, map, Observable, throwError } from 'rxjs';
 import { Authenticator, Authorizer } from '@app/auth';
-import { AppError, OperationContexts, type ErrorBody, type NewOperationContext } from '@app/common';
+import {
+  ApiBody,
+  ApiExtraModels,
+  ApiHeader,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+  AppError,
+  OnOpenApiReplay,
+  OperationContexts,
+  type ErrorBody,
+  type NewOperationContext,
+} from '@app/common';
 import {
   AGENT_NAME_SCHEMA,
   AgentRefDto,
@@ -132,15 +145,19 @@ const agentPath = [
 ];
 /**
  * A query DTO's properties as query parameters with every schema keyword the DTO states
- * (@nestjs/swagger's own flattening of @ApiQuery({type}) drops enum).
+ * (@nestjs/swagger's own flattening of @ApiQuery({type}) drops enum). Made in the OpenAPI
+ * replay, after the DTO's own @ApiProperty wrote the metadata it reads.
  */
-function queryOf(dto: Type<unknown>): MethodDecorator[] {
-  const keys: string[] = Reflect.getMetadata('swagger/apiModelPropertiesArray', dto.prototype) ?? [];
-  return keys.map((key) => {
-    const name = key.replace(/^:/, '');
-    const { description, required, type, isArray: _isArray, ...schema } = Reflect.getMetadata('swagger/apiModelProperties', dto.prototype, name) as Record<string, unknown>;
-    const typeName = typeof type === 'function' ? type.name.toLowerCase() : type;
-    return ApiQuery({ name, description, required: required !== false, schema: { type: typeName, ...schema } } as Parameters<typeof ApiQuery>[0]);
+function queryOf(dto: Type<unknown>): MethodDecorator {
+  return OnOpenApiReplay((target, methodKey, descriptor) => {
+    const keys: string[] = Reflect.getMetadata('swagger/apiModelPropertiesArray', dto.prototype) ?? [];
+    for (const key of keys) {
+      const name = key.replace(/^:/, '');
+      const { description, required, type, isArray: _isArray, ...schema } = Reflect.getMetadata('swagger/apiModelProperties', dto.prototype, name) as Record<string, unknown>;
+      const typeName = typeof type === 'function' ? type.name.toLowerCase() : type;
+      const query = ApiQuery({ name, description, required: required !== false, schema: { type: typeName, ...schema } } as Parameters<typeof ApiQuery>[0]);
+      query(target, methodKey, descriptor);
+    }
   });
 }
 const dryRunBody = (summary: string, value: object) => ({ dryRun: { summary, value } });
@@ -287,7 +304,7 @@ export class AgentsController {
     summary: 'List agents, filtered by namespace, label and status, cursor-paginated',
     description: 'Agents from the store (no helm run), oldest first; pass nextCursor as cursor for the next page. The same as the MCP tool list_agents.',
   })
-  @errors(queryOf(ListAgentsQueryDto))
+  @queryOf(ListAgentsQueryDto)
   @ApiResponse({ status: 200, description: 'One page of agents', type: AgentPageDto })
   @(error(400, 'invalid_request: a filter or the page size is wrong; details name it', EXAMPLES.invalidQuery))
   async list(@Query() query: Record<string, unknown>): Promise<AgentPageDto> {
@@ -418,7 +435,7 @@ export class AgentsController {
   })
   @(agentPath[0])
   @(agentPath[1])
-  @errors(queryOf(RevisionsQueryDto))
+  @queryOf(RevisionsQueryDto)
   @ApiResponse({ status: 200, description: 'The revisions of the agent', type: RevisionListDto })
   @errors(READ_ERRORS)
   async revisions(@Param() ref: Record<string, string>, @Query() query: Record<string, unknown>): Promise<RevisionListDto> {
@@ -459,7 +476,7 @@ export class AgentsController {
       'Who (subject, how authenticated, door, MCP client, request id), what, on which agent, the outcome; filtered by subject, namespace, name, operation, outcome and time, cursor-paginated. ' +
       'Admin-only unless the policy grants list_operations. The same as the MCP tool list_operations.',
   })
-  @errors(queryOf(ListOperationsQueryDto))
+  @queryOf(ListOperationsQueryDto)
   @ApiResponse({ status: 200, description: 'One page of the journal', type: OperationPageDto })
   @(error(400, 'invalid_request: a filter or the page size is wrong; details name it', EXAMPLES.invalidQuery))
   async operations(@Query() query: Record<string, unknown>): Promise<OperationPageDto> {

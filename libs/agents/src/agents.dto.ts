@@ -1,7 +1,7 @@
-import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS, SELECTOR_PATTERN } from '@app/toolset';
+import { ApiProperty, ApiPropertyOptional } from '@app/common';
 import { IsLabelSelector, IsMetadataMap, IsToolset, Optional } from './agents.validators.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -181,19 +181,27 @@ export class CreateAgentDto extends AgentDetailsDto {
   dryRun?: boolean;
 }
 
-/** The arguments every write on an existing agent takes besides its own. */
-export class DeleteAgentDto {
-  @RequestId()
-  requestId?: string;
+/** `Base` with, after its own fields, the arguments every write on an existing agent takes. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeScript's mixin pattern requires (...args: any[])
+function withWriteArguments<Base extends new (...args: any[]) => object>(base: Base) {
+  class WriteArguments extends base {
+    @RequestId()
+    requestId?: string;
 
-  @ExpectedVersion()
-  expectedVersion?: number;
+    @ExpectedVersion()
+    expectedVersion?: number;
 
-  @DryRun()
-  dryRun?: boolean;
+    @DryRun()
+    dryRun?: boolean;
+  }
+  return WriteArguments;
 }
 
-export class UpdateAgentDto extends IntersectionType(AgentPatchFieldsDto, DeleteAgentDto) {}
+/** A delete takes only the write arguments. */
+export class DeleteAgentDto extends withWriteArguments(class {}) {}
+
+/** The update fields and, after them, the write arguments. */
+export class UpdateAgentDto extends withWriteArguments(AgentPatchFieldsDto) {}
 
 export const VALIDATE_MODES = ['create', 'update'] as const;
 

@@ -23,8 +23,17 @@ export interface AgentRecord {
 }
 
 export interface AgentWithLastOperation extends AgentRecord {
-  lastOperation: OperationRecord | null;
+  lastOperation: OperationSummary | null;
 }
+
+/**
+ * The columns of an agent's last operation that its answer shows (operationView), and that a read
+ * of the agent therefore joins: not the request and intent, which repeat the spec and values.
+ */
+export const OPERATION_SUMMARY_COLUMNS = ['id', 'kind', 'state', 'actor', 'startedAt', 'finishedAt', 'helmRevision', 'errorCode', 'errorMessage'] as const;
+
+/** An operation as an agent's answer shows it; every OperationRecord is one. */
+export type OperationSummary = Pick<OperationRecord, (typeof OPERATION_SUMMARY_COLUMNS)[number]>;
 
 export type RevisionKind = 'create' | 'update' | 'rollback';
 
@@ -107,44 +116,60 @@ export function toRevisionRecord(row: AgentRevisionRow): RevisionRecord {
 
 export function toOperationRecord(row: OperationRow): OperationRecord {
   return {
-    id: row.id,
+    ...toOperationSummary(row),
     agentId: row.agentId,
     namespace: row.namespace,
     name: row.name,
-    kind: row.kind as OperationKind,
-    state: row.state as OperationState,
     request: row.request,
     intent: (row.intent ?? null) as unknown as OperationIntent | null,
     baseHelmRevision: row.baseHelmRevision,
     owner: row.owner,
-    errorCode: row.errorCode,
-    errorMessage: row.errorMessage,
-    helmRevision: row.helmRevision,
+  };
+}
+
+/** The summary columns of an operation row (all a read of an agent joins), as its record has them. */
+function toOperationSummary(row: Pick<OperationRow, (typeof OPERATION_SUMMARY_COLUMNS)[number]>): OperationSummary {
+  return {
+    id: row.id,
+    kind: row.kind as OperationKind,
+    state: row.state as OperationState,
     actor: row.actor,
     startedAt: row.startedAt,
     finishedAt: row.finishedAt,
+    helmRevision: row.helmRevision,
+    errorCode: row.errorCode,
+    errorMessage: row.errorMessage,
   };
 }
 
 /**
  * An agent row read together with its last operation in one statement: the agent's columns as
- * they are, the operation's prefixed `op_` (all null when it has none).
+ * they are, the operation's summary columns prefixed `op_` (all null when it has none).
  */
-export type AgentWithOperationRow = AgentRow & { [K in keyof OperationRow as `op_${K}`]: OperationRow[K] | null };
+export type AgentWithOperationRow = AgentRow & { [K in (typeof OPERATION_SUMMARY_COLUMNS)[number] as `op_${K}`]: OperationRow[K] | null };
 
 /** The operation columns under the prefix that AgentWithOperationRow gives them. */
 export const OPERATION_COLUMN_PREFIX = 'op_';
 
 export function toAgentWithLastOperation(row: AgentWithOperationRow): AgentWithLastOperation {
-  const agent: Record<string, unknown> = {};
-  const operation: Record<string, unknown> = {};
-  for (const [column, value] of Object.entries(row)) {
-    if (column.startsWith(OPERATION_COLUMN_PREFIX)) operation[column.slice(OPERATION_COLUMN_PREFIX.length)] = value;
-    else agent[column] = value;
-  }
+  const { op_id: id, op_kind: kind, op_state: state, op_actor: actor, op_startedAt: startedAt } = row;
   return {
-    ...toAgentRecord(agent as unknown as AgentRow),
-    lastOperation: operation.id ? toOperationRecord(operation as unknown as OperationRow) : null,
+    ...toAgentRecord(row),
+    // the operation's NOT NULL columns are null only when the join found no operation
+    lastOperation:
+      id === null || kind === null || state === null || actor === null || startedAt === null
+        ? null
+        : toOperationSummary({
+            id,
+            kind,
+            state,
+            actor,
+            startedAt,
+            finishedAt: row.op_finishedAt,
+            helmRevision: row.op_helmRevision,
+            errorCode: row.op_errorCode,
+            errorMessage: row.op_errorMessage,
+          }),
   };
 }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Store } from '@app/store';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
 import type { CursorKey } from './agents.paging.js';
-import type { AgentRecord } from './agents.records.js';
+import { OPERATION_SUMMARY_COLUMNS, type AgentRecord } from './agents.records.js';
 import { AgentsRepository, type AgentListFilter } from './agents.repository.js';
 import { toChartValues, type AgentSpec } from './agents.types.js';
 
@@ -157,6 +157,9 @@ describe(AgentsRepository.name, () => {
       expect(await find('team=sre')).toEqual(['a']);
       agent = await change(agent, { team: 'ops', tier: 'gold' });
       expect([await find('team=sre'), await find('team=ops'), await find('tier')]).toEqual([[], ['a'], ['a']]);
+      // a change that keeps the labels (written without rewriting their rows) keeps them findable
+      agent = await change(agent, { tier: 'gold', team: 'ops' });
+      expect([await find('team=ops'), await find('tier=gold')]).toEqual([['a'], ['a']]);
       agent = await change(agent, { team: 'sre' }, 'rollback');
       expect([await find('team=sre'), await find('team=ops'), await find('tier')]).toEqual([['a'], [], []]);
       agent = await change(agent, undefined);
@@ -188,7 +191,9 @@ describe(AgentsRepository.name, () => {
       const found = (await repository.findActive('last', 'a'))?.lastOperation;
       expect(listed).toMatchObject({ id: failed, kind: 'update', state: 'failed', errorMessage: 'helm failed' });
       expect(found).toEqual(listed);
-      expect(await repository.lastOperation('last', 'a', agent.id)).toEqual(listed);
+      // a read joins only the columns an answer shows (OperationSummary); the journal has them all
+      expect(Object.keys(listed ?? {}).sort()).toEqual([...OPERATION_SUMMARY_COLUMNS].sort());
+      expect(await repository.lastOperation('last', 'a', agent.id)).toMatchObject({ ...listed, agentId: agent.id, request: {} });
       // starting an operation does not count as a change of the agent
       expect((await repository.findActive('last', 'a'))?.updatedAt).toEqual(agent.updatedAt);
     });
@@ -198,12 +203,14 @@ describe(AgentsRepository.name, () => {
       const refused = randomUUID();
       await repository.startOperation({ id: refused, kind: 'create', namespace: 'last', name: 'b', request: {}, actor: 't', owner: 'r' });
       await repository.failOperation(refused, 'conflict', 'release exists');
-      expect((await repository.findActive('last', 'b'))?.lastOperation).toMatchObject({ id: refused, agentId: null, state: 'failed' });
+      expect((await repository.findActive('last', 'b'))?.lastOperation).toMatchObject({ id: refused, kind: 'create', state: 'failed' });
+      expect(await repository.lastOperation('last', 'b', agent.id)).toMatchObject({ id: refused, agentId: null });
       const deleted = await remove(agent);
       await create('last', 'b');
       const [old] = (await repository.listPage({ namespace: 'last', state: 'deleted', limit: 5 })).items;
       expect(old.id).toBe(deleted.id);
-      expect(old.lastOperation).toMatchObject({ kind: 'delete', state: 'succeeded', agentId: deleted.id });
+      expect(old.lastOperation).toMatchObject({ kind: 'delete', state: 'succeeded' });
+      expect(await repository.lastOperation('last', 'b', deleted.id)).toMatchObject({ id: old.lastOperation?.id, agentId: deleted.id });
       expect((await repository.findActive('last', 'b'))?.lastOperation).toMatchObject({ kind: 'create', state: 'succeeded' });
       expect(await repository.lastOperation('last', 'b')).toMatchObject({ kind: 'create', state: 'succeeded' });
     });

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { Prisma, Store, type AgentRow, type StoreClient } from '@app/store';
 import type { CursorKey } from './agents.paging.js';
 import {
   OPERATION_COLUMN_PREFIX,
+  OPERATION_SUMMARY_COLUMNS,
   toAgentRecord,
   toAgentWithLastOperation,
   toOperationRecord,
@@ -71,11 +73,9 @@ export interface RecordedAnswer {
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
 
-/** Every Operation column of `o`, named as AgentWithOperationRow names it. */
+/** The summary columns of the last operation `o`, named as AgentWithOperationRow names them. */
 const LAST_OPERATION_COLUMNS = Prisma.raw(
-  Object.values(Prisma.OperationScalarFieldEnum)
-    .map((column) => `o."${column}" AS "${OPERATION_COLUMN_PREFIX}${column}"`)
-    .join(', '),
+  OPERATION_SUMMARY_COLUMNS.map((column) => `o."${column}" AS "${OPERATION_COLUMN_PREFIX}${column}"`).join(', '),
 );
 
 /** Agents, their revisions and the operation journal, in the configured store. */
@@ -213,8 +213,11 @@ export class AgentsRepository {
     return closed.count === 1;
   }
 
-  /** Records a create: the agent, its labels, its revision 1 and the operation's success, at once. */
-  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentRecord> {
+  /**
+   * Records a create: the agent, its labels, its revision 1 and the operation's success, at once.
+   * Like recordChange and recordDelete, it returns the agent with the operation it closed as its last.
+   */
+  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
     const id = randomUUID();
     return this.db.$transaction(async (tx) => {
       const agent = await tx.agent.create({
@@ -239,14 +242,13 @@ export class AgentsRepository {
       });
       await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
-      await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
-      await keepAnswer(tx, agent, change.operationId, keep);
-      return toAgentRecord(agent);
+      const closed = await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
+      return keepAnswer(tx, agent, closed, keep);
     });
   }
 
   /** Records an update or rollback: the agent's new state and labels, a new revision, the operation's success. */
-  async recordChange(agent: AgentRecord, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentRecord> {
+  async recordChange(agent: AgentRecord, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
     const revision = agent.revision + 1;
     return this.db.$transaction(async (tx) => {
       const updated = await tx.agent.update({
@@ -262,26 +264,27 @@ export class AgentsRepository {
           updatedBy: change.actor,
         },
       });
-      await tx.agentLabel.deleteMany({ where: { agentId: agent.id } });
-      await tx.agentLabel.createMany({ data: labelRows(updated, change.spec) });
+      // An active agent's label rows follow its spec's labels: rewritten only when those changed.
+      if (!isDeepStrictEqual(agent.spec.labels ?? {}, change.spec.labels ?? {})) {
+        await tx.agentLabel.deleteMany({ where: { agentId: agent.id } });
+        await tx.agentLabel.createMany({ data: labelRows(updated, change.spec) });
+      }
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
-      await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
-      await keepAnswer(tx, updated, change.operationId, keep);
-      return toAgentRecord(updated);
+      const closed = await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
+      return keepAnswer(tx, updated, closed, keep);
     });
   }
 
   /** Marks the agent deleted (its history and labels are kept) and the operation succeeded. */
-  async recordDelete(agent: AgentRecord, operationId: string, actor: string, keep?: RecordedAnswer): Promise<AgentRecord> {
+  async recordDelete(agent: AgentRecord, operationId: string, actor: string, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
     return this.db.$transaction(async (tx) => {
       const deleted = await tx.agent.update({
         where: { id: agent.id },
         data: { state: 'deleted', activeKey: null, deletedAt: new Date(), updatedBy: actor, version: { increment: 1 } },
       });
       await tx.agentLabel.updateMany({ where: { agentId: agent.id }, data: { state: 'deleted' } });
-      await closeSucceeded(tx, operationId, {});
-      await keepAnswer(tx, deleted, operationId, keep);
-      return toAgentRecord(deleted);
+      const closed = await closeSucceeded(tx, operationId, {});
+      return keepAnswer(tx, deleted, closed, keep);
     });
   }
 
@@ -454,20 +457,27 @@ function labelRows(agent: AgentRow, spec: AgentSpec) {
  * Closes a pending operation as succeeded inside a record transaction; an operation someone
  * already closed aborts the transaction, so a change is never recorded twice.
  */
-async function closeSucceeded(tx: Pick<StoreClient, 'operation'>, id: string, data: { agentId?: string; helmRevision?: number | null }): Promise<void> {
-  const closed = await tx.operation.updateMany({ where: { id, state: 'pending' }, data: { ...data, state: 'succeeded', finishedAt: new Date() } });
-  if (closed.count !== 1) throw new Error(`operation ${id} is no longer pending: it was recorded or closed elsewhere`);
+async function closeSucceeded(tx: Pick<StoreClient, 'operation'>, id: string, data: { agentId?: string; helmRevision?: number | null }): Promise<OperationRecord> {
+  try {
+    return toOperationRecord(await tx.operation.update({ where: { id, state: 'pending' }, data: { ...data, state: 'succeeded', finishedAt: new Date() } }));
+  } catch (error) {
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') {
+      throw new Error(`operation ${id} is no longer pending: it was recorded or closed elsewhere`, { cause: error });
+    }
+    throw error;
+  }
 }
 
 /** Stores a keyed write's answer with its outcome: on the claim of this operation only (a lapsed claim taken over is not answered). */
-async function keepAnswer(tx: Tx, agent: AgentRow, operationId: string, keep: RecordedAnswer | undefined): Promise<void> {
-  if (!keep) return;
-  const last = await tx.operation.findUnique({ where: { id: operationId } });
-  const body = await keep.body({ ...toAgentRecord(agent), lastOperation: last ? toOperationRecord(last) : null });
+async function keepAnswer(tx: Tx, agent: AgentRow, closed: OperationRecord, keep: RecordedAnswer | undefined): Promise<AgentWithLastOperation> {
+  const recorded = { ...toAgentRecord(agent), lastOperation: closed };
+  if (!keep) return recorded;
+  const body = await keep.body(recorded);
   await tx.idempotencyRecord.updateMany({
-    where: { key: keep.key, state: 'pending', operationId },
+    where: { key: keep.key, state: 'pending', operationId: closed.id },
     data: { state: 'done', status: 200, response: json(body), expiresAt: new Date(Date.now() + keep.ttlMs) },
   });
+  return recorded;
 }
 
 function activeKey(namespace: string, name: string): string {

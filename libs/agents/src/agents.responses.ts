@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@app/common';
 
 export class ProblemDto {
   @ApiProperty({ description: 'Where: a field or a list item such as toolset[3]', example: 'toolset[0]' }) path: string;

@@ -1,9 +1,9 @@
 import type { ErrorDetail } from '@app/common';
 import type { AgentDto, OperationDto, RevisionDto } from './agents.responses.js';
-import type { AgentRecord, OperationRecord, RevisionRecord } from './agents.records.js';
+import type { AgentRecord, OperationSummary, RevisionRecord } from './agents.records.js';
 
 /** The answer shapes of SPEC §3, from store records: the one place records become DTOs. */
-export function agentView(record: AgentRecord, last: OperationRecord | null): AgentDto {
+export function agentView(record: AgentRecord, last: OperationSummary | null): AgentDto {
   return {
     id: record.id,
     namespace: record.namespace,
@@ -26,7 +26,7 @@ export function agentView(record: AgentRecord, last: OperationRecord | null): Ag
   };
 }
 
-export function operationView(op: OperationRecord): OperationDto {
+export function operationView(op: OperationSummary): OperationDto {
   return {
     id: op.id,
     kind: op.kind,

@@ -1,5 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ERROR_STATUS, type ErrorBody, type ErrorCode, type ErrorDetail } from '@app/common';
+import { ApiProperty, ApiPropertyOptional, ERROR_STATUS, type ErrorBody, type ErrorCode, type ErrorDetail } from '@app/common';
 import { ProblemDto } from './agents.responses.js';
 
 export class ErrorObjectDto {

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import { AppError } from '@app/common';
 import type { Principal } from './principal.js';
 
@@ -32,7 +32,18 @@ export interface OidcAuthentication {
   scopes: string[];
 }
 
+type Jose = typeof import('jose');
+
+let joseModule: Promise<Jose> | undefined;
+
+/** jose (46 modules) loads with the first discovery, not at start: a service without OIDC_ISSUER_URL never loads it. */
+function jose(): Promise<Jose> {
+  joseModule ??= import('jose');
+  return joseModule;
+}
+
 interface Discovery {
+  jose: Jose;
   metadata: Record<string, unknown>;
   issuer: string;
   keys: JWTVerifyGetKey;
@@ -62,10 +73,10 @@ export class OidcVerifier {
 
   /** Verifies a compact JWT; throws AppError('unauthenticated') saying what is wrong, never echoing the token. */
   async verify(token: string): Promise<OidcAuthentication> {
-    const { issuer, keys } = await this.discover();
+    const { issuer, keys, jose } = await this.discover();
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys, {
+      ({ payload } = await jose.jwtVerify(token, keys, {
         issuer,
         audience: this.options.audience,
         algorithms: ASYMMETRIC_ALGORITHMS,
@@ -73,7 +84,7 @@ export class OidcVerifier {
         requiredClaims: ['exp'],
       }));
     } catch (error) {
-      throw this.refusal(error);
+      throw this.refusal(error, jose.errors);
     }
     return { principal: this.principal(payload), expiresAt: payload.exp!, clientId: clientIdOf(payload), scopes: scopesOf(payload) };
   }
@@ -91,7 +102,7 @@ export class OidcVerifier {
     return { subject, groups, method: 'oidc' };
   }
 
-  private refusal(error: unknown): AppError {
+  private refusal(error: unknown, errors: Jose['errors']): AppError {
     const fresh = `get a new token from ${this.issuer}`;
     if (error instanceof errors.JWTExpired) return unauthenticated(`the bearer token has expired; ${fresh}`);
     if (error instanceof errors.JWTClaimValidationFailed) {
@@ -146,11 +157,12 @@ export class OidcVerifier {
     const issuer = typeof metadata.issuer === 'string' ? metadata.issuer : '';
     if (issuer.replace(/\/+$/, '') !== this.issuer) throw unavailableDiscovery(this.issuer, `it names another issuer, ${JSON.stringify(issuer)}`);
     if (typeof metadata.jwks_uri !== 'string') throw unavailableDiscovery(this.issuer, 'it has no jwks_uri');
-    const keys = createRemoteJWKSet(new URL(metadata.jwks_uri), {
+    const loaded = await jose();
+    const keys = loaded.createRemoteJWKSet(new URL(metadata.jwks_uri), {
       cooldownDuration: this.options.jwksCooldownMs ?? 30_000,
       timeoutDuration: this.options.timeoutMs ?? 5_000,
     });
-    return { metadata, issuer, keys };
+    return { jose: loaded, metadata, issuer, keys };
   }
 }
 

@@ -4,12 +4,12 @@ export type AuthMethod = 'oidc' | 'token' | 'local' | 'anonymous';
 /** Who is calling: the subject the policy and the journal name, with the groups the policy may bind. */
 export interface Principal {
   subject: string;
-  groups: string[];
+  groups: readonly string[];
   method: AuthMethod;
 }
 
 /** The caller when authentication is off. */
-export const ANONYMOUS: Principal = Object.freeze({ subject: 'anonymous', groups: Object.freeze([]) as unknown as string[], method: 'anonymous' });
+export const ANONYMOUS: Principal = Object.freeze({ subject: 'anonymous', groups: Object.freeze([]), method: 'anonymous' });
 
 /** The principal of the stdio door: the local user (AUTH_STDIO_SUBJECT). */
 export function localPrincipal(subject: string): Principal {

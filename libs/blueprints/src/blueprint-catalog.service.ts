@@ -131,7 +131,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
         'With dryRun: true it answers as the create would and changes nothing.',
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       input: [],
-      inputSchema: toolInputSchema(body),
+      inputSchema: () => toolInputSchema(body),
       output: CreateResultDto,
       operations: ['create_agent', `blueprint:${name}`],
       run: (args) => this.call(name, args),

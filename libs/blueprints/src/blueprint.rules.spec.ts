@@ -100,16 +100,16 @@ describe('defaults merge', () => {
 });
 
 describe("a blueprint's tool", () => {
-  it('takes only name, namespace, the open arguments, dryRun and requestId, with defaults', () => {
-    const schema = toolInputSchema(HELPER) as { properties: Record<string, { default?: unknown }>; required: string[] };
+  it('takes only name, namespace, the open arguments, dryRun and requestId, with defaults', async () => {
+    const schema = (await toolInputSchema(HELPER)) as { properties: Record<string, { default?: unknown }>; required: string[] };
     expect(Object.keys(schema.properties)).toEqual(['name', 'namespace', 'displayName', 'annotations', 'dryRun', 'requestId']);
     expect(schema.required).toEqual(['name']);
     expect(schema.properties.namespace.default).toBe('agents');
     expect(schema.properties.annotations.default).toEqual({ 'example.com/team': 'sre' });
   });
 
-  it('never shows a fixed value in its schema', () => {
-    const text = JSON.stringify(toolInputSchema(HELPER));
+  it('never shows a fixed value in its schema', async () => {
+    const text = JSON.stringify(await toolInputSchema(HELPER));
     for (const secret of ['secret-model', 'SECRET PROMPT', 'incident-triage', 'gold']) expect(text).not.toContain(secret);
   });
 

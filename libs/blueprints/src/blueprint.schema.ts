@@ -1,4 +1,5 @@
 import { CreateAgentDto } from '@app/agents';
+import { applyOpenApiDecorators } from '@app/common';
 import { acceptedArguments, type BlueprintBody } from './blueprint.rules.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -6,7 +7,7 @@ type JsonSchema = Record<string, unknown>;
 /** OpenAPI-only keywords, and examples (a documentation example could be read as the blueprint's value). */
 const DROPPED = new Set(['required', 'isArray', 'example', 'nullable']);
 
-/** One create argument's JSON Schema, from create_agent's own DTO (the REST and MCP contract). */
+/** One create argument's JSON Schema, from create_agent's own DTO (the REST and MCP contract), once its OpenAPI decorators are applied. */
 function argumentSchema(name: string): JsonSchema {
   const meta = (Reflect.getMetadata('swagger/apiModelProperties', CreateAgentDto.prototype, name) ?? {}) as JsonSchema;
   const schema: JsonSchema = {};
@@ -23,7 +24,8 @@ function argumentSchema(name: string): JsonSchema {
  * The input schema of a blueprint's tool: name, namespace, the open arguments (with their defaults
  * and create_agent's descriptions), dryRun and requestId. No fixed argument is named or shown.
  */
-export function toolInputSchema(body: BlueprintBody): JsonSchema {
+export async function toolInputSchema(body: BlueprintBody): Promise<JsonSchema> {
+  await applyOpenApiDecorators();
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = ['name'];
   for (const name of acceptedArguments(body)) {

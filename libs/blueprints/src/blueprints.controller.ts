@@ -1,7 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { errorExample, ErrorResponseDto, parseInput, RestContextInterceptor } from '@app/agents';
-import type { ErrorBody } from '@app/common';
+import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags, type ErrorBody } from '@app/common';
 import {
   BlueprintRefDto,
   CreateBlueprintDto,

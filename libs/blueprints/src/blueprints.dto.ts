@@ -1,7 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsInt, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { Optional } from '@app/agents';
+import { ApiProperty, ApiPropertyOptional } from '@app/common';
 import { BLUEPRINT_NAME, CREATE_ARGUMENTS } from './blueprint.rules.js';
 
 const NAME_MESSAGE = 'must match ^[a-z][a-z0-9_]{0,62}$: a lower-case letter, then up to 62 lower-case letters, digits or "_" (it is the MCP tool\'s name)';

@@ -1,5 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ChartValuesDto, ProblemDto } from '@app/agents';
+import { ApiProperty, ApiPropertyOptional } from '@app/common';
 
 const DATE = '2026-03-14T09:26:53.000Z';
 const ACTOR = 'alice@example.com';

@@ -7,3 +7,18 @@ export type { LogFormat, LogLevel } from './app-config.js';
 export { PROJECT_PACKAGE, PROJECT_ROOT } from './project-root.js';
 export { OperationContexts } from './operation-context.js';
 export type { CallFacts, Door, KubeIdentity, NewOperationContext, OperationContext } from './operation-context.js';
+export {
+  ApiBody,
+  ApiExcludeController,
+  ApiExtraModels,
+  ApiHeader,
+  ApiOperation,
+  ApiParam,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+  applyOpenApiDecorators,
+  OnOpenApiReplay,
+} from './openapi-decorators.js';

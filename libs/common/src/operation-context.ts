@@ -34,7 +34,7 @@ export interface OperationContext {
   /** The MCP client's name from initialize, when the door is MCP. */
   client?: string;
   /** Who the caller was verified to be (libs/auth's Principal): set by the doors once authentication ran. */
-  principal?: { subject: string; groups: string[]; method: 'oidc' | 'token' | 'local' | 'anonymous' };
+  principal?: { subject: string; groups: readonly string[]; method: 'oidc' | 'token' | 'local' | 'anonymous' };
   /** X-Actor as sent when authentication is on: a free-text note beside the verified subject, never who acted. */
   note?: string;
   /** Set by OperationContexts.asService: cluster calls made now use the service's own credentials (recovery, reconcile). */

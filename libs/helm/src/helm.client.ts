@@ -3,6 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, type KubeIdentity } from '@app/common';
 import { clusterRefusal, helmFailure } from './helm-errors.js';
+import { installArgs, upgradeInstallArgs, versionArgs, type WriteCommand } from './helm-commands.js';
 import { HelmPool, type HelmPoolStats, type HelmPriority } from './helm-pool.js';
 import { HelmSpawner } from './helm-spawner.js';
 import type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
@@ -88,7 +89,7 @@ export class HelmClient {
   /** Renders the chart locally (no cluster): the manifests a write would apply. */
   async template(release: ReleaseRef, chart: ChartSource, values: object): Promise<string> {
     return this.withValues('read', values, async (file) => {
-      const args = ['template', release.name, chart.ref, '--namespace', release.namespace, '--values', file, ...this.versionArgs(chart)];
+      const args = ['template', release.name, chart.ref, '--namespace', release.namespace, '--values', file, ...versionArgs(chart)];
       const result = await this.exec(args);
       if (result.exitCode !== 0) throw helmFailure('template', result.stderr);
       return result.stdout;
@@ -103,15 +104,7 @@ export class HelmClient {
     await this.requireCluster();
     const { major } = await this.version();
     return this.withValues('write', values, async (file) => {
-      const args = [
-        'install', release.name, chart.ref,
-        '--namespace', release.namespace,
-        '--values', file,
-        ...this.applyArgs(major, options.wait ?? false),
-        '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`,
-        '--output', 'json',
-        ...this.versionArgs(chart),
-      ];
+      const args = installArgs(this.writeCommand(release, chart, file, major, options));
       const result = await this.exec(args);
       if (result.exitCode !== 0) {
         if (NAME_IN_USE.test(result.stderr)) throw releaseExists(release);
@@ -125,16 +118,7 @@ export class HelmClient {
     await this.requireCluster();
     const { major } = await this.version();
     return this.withValues('write', values, async (file) => {
-      const args = [
-        'upgrade', release.name, chart.ref, '--install',
-        '--namespace', release.namespace,
-        '--values', file,
-        '--reset-values',
-        ...this.applyArgs(major, options.wait ?? false),
-        '--timeout', `${options.timeoutSeconds ?? this.options.timeoutSeconds}s`,
-        '--output', 'json',
-        ...this.versionArgs(chart),
-      ];
+      const args = upgradeInstallArgs(this.writeCommand(release, chart, file, major, options));
       const result = await this.exec(args);
       if (result.exitCode !== 0) throw helmFailure('upgrade --install', result.stderr);
       return parseRelease(result.stdout);
@@ -217,19 +201,9 @@ export class HelmClient {
     return helmFailure(action, stderr);
   }
 
-  /**
-   * Undo a failed write (helm 4 renamed --atomic). helm 4's rollback-on-failure would wait
-   * for the Agent's Ready condition by default; a write returns once applied and status
-   * reports readiness, so it waits only when asked. On helm 4's server-side apply, take back
-   * fields someone changed outside agent-manager: the agent's record is the truth.
-   */
-  private applyArgs(major: number, wait: boolean): string[] {
-    if (major >= 4) return ['--rollback-on-failure', '--force-conflicts', `--wait=${wait ? 'watcher' : 'hookOnly'}`];
-    return ['--atomic', ...(wait ? ['--wait'] : [])];
-  }
-
-  private versionArgs(chart: ChartSource): string[] {
-    return chart.version ? ['--version', chart.version] : [];
+  /** A write's command as helm-commands.ts builds it: waits only when asked, within the call's or the service's timeout. */
+  private writeCommand(release: ReleaseRef, chart: ChartSource, valuesFile: string, major: number, options: WriteOptions): WriteCommand {
+    return { release, chart, valuesFile, major, wait: options.wait ?? false, timeoutSeconds: options.timeoutSeconds ?? this.options.timeoutSeconds };
   }
 
   /**

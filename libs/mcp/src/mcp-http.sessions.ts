@@ -9,7 +9,8 @@ import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/
 import { AppConfig } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
-import { loadMcpSdk } from './mcp-sdk.js';
+import { JsonResponseTransport, readJsonExchange } from './json-response.transport.js';
+import { isInitialize, loadMcpSdk, type McpSdk } from './mcp-sdk.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { McpSessionRepository, type McpSessionRecord } from './mcp-session.repository.js';
 import { McpRegistry } from './mcp.registry.js';
@@ -57,8 +58,8 @@ export class McpHttpSessions implements OnModuleDestroy {
     const header = req.headers['mcp-session-id'];
     const id = Array.isArray(header) ? header[0] : header;
     if (refuseForbiddenArguments(req.body, res)) return;
-    const { types } = await loadMcpSdk();
-    const initialize = req.method === 'POST' && (Array.isArray(req.body) ? req.body.some(types.isInitializeRequest) : types.isInitializeRequest(req.body));
+    const sdk = await loadMcpSdk();
+    const initialize = req.method === 'POST' && (Array.isArray(req.body) ? req.body.some((m) => isInitialize(sdk, m)) : isInitialize(sdk, req.body));
     if (id === undefined) {
       if (!initialize) {
         return refuse(res, 400, 'Bad Request: a session starts with an initialize request (POST, Content-Type: application/json) without mcp-session-id; later requests carry the mcp-session-id it answered');
@@ -74,7 +75,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     if (req.method === 'DELETE') return this.close(session, res);
     await this.touch(session);
     if (req.method === 'GET') return this.hold(req, res, session, principal);
-    return this.serve(req, res, session, principal);
+    return this.serve(sdk, req, res, session, principal);
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -116,10 +117,20 @@ export class McpHttpSessions implements OnModuleDestroy {
     await this.answerOnce(server, transport, req, res);
   }
 
-  /** Any other POST of a session: a server and a stateless transport for this request only. */
-  private async serve(req: McpRequest, res: ServerResponse, session: McpSessionRecord, principal: Principal): Promise<void> {
+  /**
+   * Any other POST of a session, answered by a server of its own: as one JSON body without the
+   * SDK's transport when that transport would accept the POST and nothing streams; otherwise
+   * (a write's progress, or a refusal the SDK's transport words) through a stateless one.
+   */
+  private async serve(sdk: McpSdk, req: McpRequest, res: ServerResponse, session: McpSessionRecord, principal: Principal): Promise<void> {
+    const streams = this.sendsProgress(req.body);
+    const exchange = streams ? null : readJsonExchange(sdk, req);
     const server = await this.serverOf(session, principal);
-    await this.answerOnce(server, await statelessTransport(!this.sendsProgress(req.body)), req, res);
+    if (exchange === null) return this.answerOnce(server, await statelessTransport(!streams), req, res);
+    const transport = new JsonResponseTransport(sdk, res);
+    res.once('close', () => void server.close());
+    await server.connect(transport);
+    transport.deliver(exchange);
   }
 
   /**

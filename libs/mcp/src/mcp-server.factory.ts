@@ -82,11 +82,12 @@ export class McpServerFactory {
       const { name } = request.params;
       const toolsets = registry.resolve(selection);
       const spec = registry.find(name, toolsets);
-      const permitted = allowed(registry.specsFor(toolsets));
-      if (!spec) return errorResult(this.noSuchTool(name, permitted, door));
+      // what the session may call, named only in a refusal
+      const permitted = () => allowed(registry.specsFor(toolsets));
+      if (!spec) return errorResult(this.noSuchTool(name, permitted(), door));
       if (!this.permitsTool(principal, spec)) {
         this.logger.log(`${describePrincipal(principal)}: ${toolNotAllowed(name, [])}`);
-        return textError(toolNotAllowed(name, permitted.map((s) => s.name)));
+        return textError(toolNotAllowed(name, permitted().map((s) => s.name)));
       }
       const args = request.params.arguments ?? {};
       const log = async (level: LoggingLevel, data: string): Promise<void> => {
@@ -182,13 +183,13 @@ function errorResult(body: ErrorBody): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: [message, ...lines].join('\n') }],
-    structuredContent: body as unknown as Record<string, unknown>,
+    structuredContent: { ...body },
   };
 }
 
 /** Layer 2's refusal: its own text, in the error model as forbidden (a tool outside the allowed set). */
 function textError(text: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text }], structuredContent: new AppError('forbidden', text).toBody() as unknown as Record<string, unknown> };
+  return { isError: true, content: [{ type: 'text', text }], structuredContent: { ...new AppError('forbidden', text).toBody() } };
 }
 
 /** Who acts, as the transport knows it: the client's name from initialize, unchecked (a domain records it by its own rule). */

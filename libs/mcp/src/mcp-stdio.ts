@@ -1,5 +1,4 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { Transform } from 'node:stream';
 import { localPrincipal } from '@app/auth';
 import { AppConfig } from '@app/common';
@@ -20,7 +19,9 @@ export async function serveMcpStdio(app: INestApplicationContext, query: string)
   const server = await app.get(McpServerFactory).create(registry.parse(query), 'mcp-stdio', principal);
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   // Each line is read raw before the SDK parses it: its parsing drops __proto__ from arguments.
-  const input = screenedInput((answer) => process.stdout.write(`${JSON.stringify(answer)}\n`));
+  // Answers the SDK never sees (a screened tools/call, a bad line) go on stdout as it writes its own: a JSON line each.
+  const answer = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
+  const input = screenedInput(answer);
   process.stdin.pipe(input);
   const transport = new StdioServerTransport(input, process.stdout);
   const closed = new Promise<void>((resolve) => {
@@ -34,7 +35,8 @@ export async function serveMcpStdio(app: INestApplicationContext, query: string)
     const code = error instanceof SyntaxError ? -32700 : error.name === 'ZodError' ? -32600 : undefined;
     if (code === undefined) return logger.warn(`stdio transport: ${error.message}`);
     const message = code === -32700 ? `Parse error: the line is not valid JSON (${error.message})` : 'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message';
-    transport.send({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage).catch((sent: unknown) => logger.warn(`answering a bad line failed: ${(sent as Error).message}`));
+    // JSON-RPC answers a message whose id could not be read with id null, which the SDK's message type does not allow.
+    answer({ jsonrpc: '2.0', id: null, error: { code, message } });
   };
   logger.log(`serving MCP over stdio: toolsets ${toolsets.active.join(', ')}${toolsets.unknown.length > 0 ? `; unknown ${toolsets.unknown.join(', ')}` : ''}`);
   await closed;

@@ -1,7 +1,6 @@
 import { All, Controller, Get, Logger, Req, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AppConfig, mapError } from '@app/common';
+import { ApiExcludeController, AppConfig, mapError } from '@app/common';
 import { refusedHost } from './allowed-hosts.js';
 import { McpHttpSessions, refuse } from './mcp-http.sessions.js';
 import { McpRegistry } from './mcp.registry.js';

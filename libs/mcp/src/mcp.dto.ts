@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty } from '@app/common';
 
 /** GET /mcp/toolsets?<query>: what a connection with this query would get. */
 export class ToolsetSelectionDto {

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type INestApplication, type OnApplicationBootstrap, type Type } from '@nestjs/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { AppConfig, ConfigError } from '@app/common';
+import { AppConfig, applyOpenApiDecorators, ConfigError } from '@app/common';
 import { mergeObjectSchemas, toJsonSchema, type JsonSchema } from './json-schema.js';
 import { ServerToolsetsDto, ToolsetSelectionDto } from './mcp.dto.js';
 import { META_TOOLSET } from './mcp.toolsets.js';
@@ -209,7 +209,7 @@ export class McpRegistry implements OnApplicationBootstrap {
    */
   private async derive(specs: ToolSpec[]): Promise<void> {
     if (!this.app) throw new Error('McpRegistry has no app to derive schemas with: mount MCP with setupMcp(app)');
-    const { DocumentBuilder, SwaggerModule } = await import('@nestjs/swagger');
+    const { DocumentBuilder, SwaggerModule } = await applyOpenApiDecorators();
     const error = this.errorSchema === undefined && this.errorModel ? [this.errorModel] : [];
     const models = [...new Set<Type<unknown>>([...specs.flatMap((s) => [...s.input, s.output]), ...error])];
     const document = SwaggerModule.createDocument(this.app, new DocumentBuilder().build(), { include: [NoControllers], extraModels: models });
@@ -222,7 +222,7 @@ export class McpRegistry implements OnApplicationBootstrap {
         name: spec.name,
         title: spec.title,
         description: spec.description,
-        inputSchema: (spec.inputSchema ?? mergeObjectSchemas(spec.input.map(schemaOf))) as Tool['inputSchema'],
+        inputSchema: (spec.inputSchema ? await spec.inputSchema() : mergeObjectSchemas(spec.input.map(schemaOf))) as Tool['inputSchema'],
         outputSchema: { type: 'object', anyOf: [schemaOf(spec.output), ...outcomes] } as Tool['outputSchema'],
         annotations: { title: spec.title, ...spec.annotations },
       });

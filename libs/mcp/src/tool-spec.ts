@@ -29,8 +29,8 @@ export interface ToolSpec {
   input: Type<unknown>[];
   /** The DTO class of the answer (the REST response body). */
   output: Type<unknown>;
-  /** A JSON Schema of the arguments, for a tool made at run time (a blueprint's): used instead of `input`'s DTOs. */
-  inputSchema?: Record<string, unknown>;
+  /** A JSON Schema of the arguments, for a tool made at run time (a blueprint's): used instead of `input`'s DTOs; made on first listing. */
+  inputSchema?: () => Promise<Record<string, unknown>>;
   /** The operations the policy knows this tool by, any of which grants it, when not its own name (a blueprint's tool). */
   operations?: string[];
   run(args: Record<string, unknown>, context: ToolContext): Promise<object>;

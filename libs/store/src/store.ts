@@ -3,6 +3,7 @@ import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Tracing, type Metrics } from '@app/telemetry';
 import type { PrismaClient as SqliteClient } from './generated/sqlite/client.js';
 import { migrate, sqlitePath, type StoreProvider } from './migrator.js';
+import { keepStatementsPrepared } from './sqlite-statements.js';
 
 /**
  * The Prisma client of the configured store. Both providers are generated from the one
@@ -19,8 +20,6 @@ interface OpenedFile {
   dev: number;
   ino: number;
 }
-
-const HEALTH_TABLE = '_agent_manager_health';
 
 export class Store implements OnModuleDestroy {
   private readonly logger = new Logger(Store.name);
@@ -67,10 +66,9 @@ export class Store implements OnModuleDestroy {
     const moved = this.file && fileProblem(this.file);
     if (moved) return { ok: false, reason: moved };
     try {
-      if (!this.probeReady) await this.client.$executeRawUnsafe(`CREATE TABLE IF NOT EXISTS "${HEALTH_TABLE}" ("id" INTEGER PRIMARY KEY, "at" TEXT NOT NULL)`);
-      await this.client.$executeRawUnsafe(
-        `INSERT INTO "${HEALTH_TABLE}" ("id", "at") VALUES (1, '${new Date().toISOString()}') ON CONFLICT ("id") DO UPDATE SET "at" = excluded."at"`,
-      );
+      if (!this.probeReady) await this.client.$executeRawUnsafe('CREATE TABLE IF NOT EXISTS "_agent_manager_health" ("id" INTEGER PRIMARY KEY, "at" TEXT NOT NULL)');
+      // The time is a parameter: the statement's text stays the same, so SQLite keeps it prepared.
+      await this.client.$executeRaw`INSERT INTO "_agent_manager_health" ("id", "at") VALUES (1, ${new Date().toISOString()}) ON CONFLICT ("id") DO UPDATE SET "at" = excluded."at"`;
       this.probeReady = true;
       return { ok: true };
     } catch (error) {
@@ -104,19 +102,34 @@ function fileProblem(file: OpenedFile): string | undefined {
 
 /** The SQLite client and its driver, loaded only when the store is SQLite (start time and memory). */
 async function sqliteClient(url: string): Promise<StoreClient> {
-  const [{ PrismaClient }, { PrismaBetterSqlite3 }] = await Promise.all([import('./generated/sqlite/client.js'), import('@prisma/adapter-better-sqlite3')]);
-  return new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${sqlitePath(url)}` }) });
+  const [{ PrismaClient }, { PrismaBetterSqlite3 }, { default: Database }] = await Promise.all([
+    import('./generated/sqlite/client.js'),
+    import('@prisma/adapter-better-sqlite3'),
+    import('better-sqlite3'),
+  ]);
+  const adapter = new PrismaBetterSqlite3({ url: `file:${sqlitePath(url)}` });
+  const connect = adapter.connect.bind(adapter);
+  adapter.connect = async () => {
+    const connection = await connect();
+    // The adapter keeps its better-sqlite3 connection as `client`; anything else means Prisma changed it.
+    const db: unknown = (connection as { client?: unknown }).client;
+    if (!(db instanceof Database)) throw new Error("Prisma's better-sqlite3 adapter no longer keeps its connection as `client`: update sqliteClient in libs/store/src/store.ts");
+    keepStatementsPrepared(db);
+    return connection;
+  };
+  return new PrismaClient({ adapter });
 }
 
 /** The PostgreSQL client (generated from the same model, so it has the SQLite client's API) and its driver, loaded only for PostgreSQL. */
 async function postgresClient(url: string): Promise<StoreClient> {
   const [{ PrismaClient }, { PrismaPg }] = await Promise.all([import('./generated/postgresql/client.js'), import('@prisma/adapter-pg')]);
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as StoreClient;
+  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as StoreClient;
 }
 
 /**
- * The client with every query timed (store_query_duration_seconds) and every transaction a span of
- * its own (`store transaction`, its queries' parent) and timed (store_transaction_duration_seconds).
+ * The client with every query a span (`store query`) and timed (store_query_duration_seconds), and
+ * every transaction a span of its own (`store transaction`, its queries' parent) and timed
+ * (store_transaction_duration_seconds).
  */
 function observedClient(client: StoreClient, metrics: Metrics, provider: StoreProvider): StoreClient {
   const timed = client.$extends({
@@ -125,7 +138,8 @@ function observedClient(client: StoreClient, metrics: Metrics, provider: StorePr
         const started = process.hrtime.bigint();
         let ok = false;
         try {
-          const result = await query(args);
+          const attributes = { 'db.system.name': provider, 'db.collection.name': model, 'db.operation.name': operation };
+          const result = await Tracing.span('store query', { kind: 'client', attributes }, () => query(args));
           ok = true;
           return result;
         } finally {
@@ -133,7 +147,7 @@ function observedClient(client: StoreClient, metrics: Metrics, provider: StorePr
         }
       },
     },
-  }) as unknown as StoreClient;
+  }) as StoreClient;
   const transaction = (async (...args: Parameters<StoreClient['$transaction']>) => {
     const started = process.hrtime.bigint();
     let ok = false;

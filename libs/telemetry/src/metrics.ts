@@ -8,7 +8,7 @@ export interface PoolNumbers {
   refused: number;
 }
 
-type Prom = typeof PromClient;
+type Prom = (typeof PromClient)['default'];
 type Instruments = ReturnType<typeof instruments>;
 type Watchers = {
   pool?: () => PoolNumbers;
@@ -36,7 +36,8 @@ export class Metrics {
 
   /** Loads prom-client and builds the registry (once); the backlog is replayed into it. */
   load(): Promise<PromClient.Registry> {
-    this.loading ??= import('prom-client').then((prom) => {
+    // prom-client is CommonJS: its module object is the import's default, whether node or the bundle loads it.
+    this.loading ??= import('prom-client').then(({ default: prom }) => {
       const registry = new prom.Registry();
       prom.collectDefaultMetrics({ register: registry });
       this.instruments = instruments(prom, registry, this.watchers, () => this.blueprintTools);

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@app/common';
 import { RestContextInterceptor } from '../agents.controller.js';
 import { parseInput } from '../agents.input.js';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';

@@ -1,5 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsString, Matches } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@app/common';
 import { AGENT_NAME_SCHEMA, AgentRefDto, NAMESPACE_SCHEMA } from '../agents.dto.js';
 import { AgentDto } from '../agents.responses.js';
 import { Optional } from '../agents.validators.js';

@@ -14,7 +14,7 @@ export function deleteAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
     idempotencyKey: input.requestId,
     request: { expectedVersion: input.expectedVersion },
     check: () => requireAgent(tools, namespace, name, input.expectedVersion),
-    preview: async (agent) => ({ dryRun: true, deleted: await tools.view(agent), releaseRemoved: false }),
+    preview: async (agent) => ({ dryRun: true, deleted: tools.view(agent), releaseRemoved: false }),
     journal: (agent) => ({ agentId: agent.id, baseHelmRevision: agent.helmRevision }),
     async apply() {
       const releaseRemoved = await tools.helm.uninstall({ namespace, name });

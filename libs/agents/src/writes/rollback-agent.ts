@@ -36,7 +36,7 @@ export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto
       }
       return { agent, restore };
     },
-    preview: async ({ agent, restore }) => ({ dryRun: true, rolledBackTo: restore.revision, before: agent.values, after: restore.values, agent: await tools.view(agent) }),
+    preview: async ({ agent, restore }) => ({ dryRun: true, rolledBackTo: restore.revision, before: agent.values, after: restore.values, agent: tools.view(agent) }),
     journal: ({ agent, restore }) => ({
       agentId: agent.id, intent: { spec: restore.spec, values: restore.values, rolledBackTo: restore.revision }, baseHelmRevision: agent.helmRevision,
     }),

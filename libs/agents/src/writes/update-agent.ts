@@ -37,11 +37,11 @@ export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
     },
     async unchanged({ agent, spec, before, after }) {
       if (!isDeepStrictEqual(before, after)) return undefined;
-      return { dryRun: input.dryRun ?? false, changed: false, before, after, agent: await tools.view(agent), manifests: '', warnings: warnings(spec) };
+      return { dryRun: input.dryRun ?? false, changed: false, before, after, agent: tools.view(agent), manifests: '', warnings: warnings(spec) };
     },
     async preview({ agent, spec, before, after }) {
       const manifests = await tools.helm.template({ namespace, name }, tools.chart, after);
-      return { dryRun: true, changed: true, before, after, agent: await tools.view(agent), manifests, warnings: warnings(spec) };
+      return { dryRun: true, changed: true, before, after, agent: tools.view(agent), manifests, warnings: warnings(spec) };
     },
     journal: ({ agent, spec, after }) => ({ agentId: agent.id, intent: { spec, values: after, origin }, baseHelmRevision: agent.helmRevision }),
     async apply({ after }) {

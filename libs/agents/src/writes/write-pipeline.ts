@@ -38,11 +38,12 @@ export class WritePipeline {
       helm: this.helm,
       chart: { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION },
       actor: OperationContexts.current().actor,
-      view: (record) => this.view(record),
+      view: (record) => agentView(record, record.lastOperation),
     };
   }
 
-  async view(record: AgentRecord): Promise<AgentDto> {
+  /** An agent read without its last operation (an earlier run's, by id) as answers show it. */
+  private async view(record: AgentRecord): Promise<AgentDto> {
     return agentView(record, await this.repository.lastOperation(record.namespace, record.name, record.id));
   }
 
@@ -99,7 +100,7 @@ export class WritePipeline {
       if (claimed) claimed.answered = true;
       // Under the lease still: no sweep resolves them meanwhile.
       if (stuck.length > 0) await this.recovery.supersede(stuck, operationId);
-      return answer ?? plan.answer(checked, applied, await this.view(recorded));
+      return answer ?? plan.answer(checked, applied, agentView(recorded, recorded.lastOperation));
     });
   }
 

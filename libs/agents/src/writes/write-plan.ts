@@ -1,5 +1,5 @@
 import type { ChartSource, HelmClient } from '@app/helm';
-import type { AgentRecord, OperationRecord, RevisionRecord } from '../agents.records.js';
+import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
 import type { AgentsRepository, RecordedAnswer } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
@@ -31,8 +31,8 @@ export interface PlanTools {
   chart: ChartSource;
   /** Who acts (the operation context's actor), for the journal and the revisions. */
   actor: string;
-  /** The agent as answers show it, its last operation included. */
-  view(record: AgentRecord): Promise<AgentDto>;
+  /** The agent as answers show it, with the last operation it was read with (no second read). */
+  view(record: AgentWithLastOperation): AgentDto;
 }
 
 /**
@@ -59,9 +59,10 @@ export interface WritePlan<Checked, Answer> {
   apply(checked: Checked, stuck: OperationRecord[]): Promise<Applied>;
   /**
    * Records what helm applied, closing the operation as succeeded in the same transaction — and,
-   * for a request sent with an idempotency key, keeping its answer there too (`keep`).
+   * for a request sent with an idempotency key, keeping its answer there too (`keep`). It returns
+   * the agent as recorded with that operation as its last (no second read for the answer).
    */
-  record(checked: Checked, applied: Applied, operationId: string, keep?: RecordedAnswer): Promise<AgentRecord>;
+  record(checked: Checked, applied: Applied, operationId: string, keep?: RecordedAnswer): Promise<AgentWithLastOperation>;
   /** The answer, from the checked state, what helm applied and the agent as recorded. */
   answer(checked: Checked, applied: Applied, agent: AgentDto): Promise<Answer>;
   /**

@@ -1,0 +1,44 @@
+import type { ChartSource, ReleaseRef } from './helm.types.js';
+
+/** What a create's or an update's one helm process is given. */
+export interface WriteCommand {
+  release: ReleaseRef;
+  chart: ChartSource;
+  /** The values file (every value: the chart's are reset, not reused). */
+  valuesFile: string;
+  /** helm's major version: 4 spells atomic writes and server-side apply differently from 3. */
+  major: number;
+  wait: boolean;
+  timeoutSeconds: number;
+}
+
+/**
+ * A create: `helm install`, which itself refuses a release name in use. The release it recorded
+ * (its manifest included) comes back as JSON, so no second helm process is needed. The benchmark
+ * runs this same command bare to tell the service's own cost from its flags'.
+ */
+export function installArgs(command: WriteCommand): string[] {
+  const { release, chart, valuesFile } = command;
+  return ['install', release.name, chart.ref, '--namespace', release.namespace, '--values', valuesFile, ...writeFlags(command), ...versionArgs(chart)];
+}
+
+/** An update (or a create over an uninstalled release): `helm upgrade --install` with every value reset to the file's. */
+export function upgradeInstallArgs(command: WriteCommand): string[] {
+  const { release, chart, valuesFile } = command;
+  return ['upgrade', release.name, chart.ref, '--install', '--namespace', release.namespace, '--values', valuesFile, '--reset-values', ...writeFlags(command), ...versionArgs(chart)];
+}
+
+/**
+ * Undo a failed write (helm 4 renamed --atomic). helm 4's rollback-on-failure would wait
+ * for the Agent's Ready condition by default; a write returns once applied and status
+ * reports readiness, so it waits only when asked. On helm 4's server-side apply, take back
+ * fields someone changed outside agent-manager: the agent's record is the truth.
+ */
+function writeFlags({ major, wait, timeoutSeconds }: WriteCommand): string[] {
+  const apply = major >= 4 ? ['--rollback-on-failure', '--force-conflicts', `--wait=${wait ? 'watcher' : 'hookOnly'}`] : ['--atomic', ...(wait ? ['--wait'] : [])];
+  return [...apply, '--timeout', `${timeoutSeconds}s`, '--output', 'json'];
+}
+
+export function versionArgs(chart: ChartSource): string[] {
+  return chart.version ? ['--version', chart.version] : [];
+}
