@@ -1,10 +1,17 @@
-// Prisma tasks that work offline with Prisma 6.19's JS engine.
+// Prisma tasks that work offline. Prisma 7's CLI generates the clients offline (the native schema
+// engine it wants first is never run for generate: PRISMA_SCHEMA_ENGINE_BINARY points it at a
+// stand-in, scripts/no-schema-engine.mjs, so it downloads nothing). Its migrate commands need that
+// native engine, which is not on npm, so migrations are diffed by Prisma's schema engine compiled
+// to WebAssembly (@prisma/schema-engine-wasm, the build the CLI's engines version names) through
+// the project's own driver adapters.
 //   generate                 generate the SQLite and PostgreSQL clients from the one model
 //   migrations <name>        write the next migration for both providers (needs PostgreSQL:
 //                            PRISMA_PG_URL, or a throw-away one from test/pg/up.sh)
 //   migrations --check       fail when prisma/schema.prisma changed without a new migration
+/* global WebAssembly */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,38 +23,84 @@ const migrationsDir = join(root, 'prisma', 'migrations');
 const snapshotPath = join(migrationsDir, 'schema.snapshot.prisma');
 const pgDir = join(root, 'prisma', '.postgresql');
 
+const noSchemaEngine = join(root, 'scripts', 'no-schema-engine.mjs');
+
 function prisma(args, options = {}) {
-  return execFileSync(process.execPath, [prismaCli, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  const env = { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: noSchemaEngine, CHECKPOINT_DISABLE: '1' };
+  return execFileSync(process.execPath, [prismaCli, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env, ...options });
 }
 
 /** The PostgreSQL variant of a SQLite schema text: same model, other provider. */
-function toPostgres(schemaText, url) {
+function toPostgres(schemaText) {
   return schemaText
     .replace('provider = "sqlite"', 'provider = "postgresql"')
-    .replace(/url\s*=\s*"file:[^"]*"/, `url      = "${url}"`)
     .replace('generated/sqlite', 'generated/postgresql')
     .replace('"../libs/', '"../../libs/');
 }
 
-function writePgConfig(url) {
-  mkdirSync(pgDir, { recursive: true });
-  writeFileSync(
-    join(pgDir, 'prisma.config.ts'),
-    `import { PrismaPg } from '@prisma/adapter-pg';\nimport { defineConfig } from 'prisma/config';\n` +
-      `export default defineConfig({ schema: 'schema.prisma', experimental: { adapter: true }, engine: 'js',\n` +
-      `  adapter: async () => new PrismaPg({ connectionString: ${JSON.stringify(url)} }) });\n`,
-  );
-  return join(pgDir, 'prisma.config.ts');
-}
-
 function generate() {
   prisma(['generate', '--schema', schemaPath], { stdio: 'inherit' });
-  const url = 'postgresql://localhost:5432/agent_manager';
   mkdirSync(pgDir, { recursive: true });
-  writeFileSync(join(pgDir, 'schema.prisma'), toPostgres(readFileSync(schemaPath, 'utf8'), url));
-  const config = writePgConfig(url);
-  prisma(['generate', '--config', config, '--schema', join(pgDir, 'schema.prisma')], { stdio: 'inherit' });
+  writeFileSync(join(pgDir, 'schema.prisma'), toPostgres(readFileSync(schemaPath, 'utf8')));
+  prisma(['generate', '--schema', join(pgDir, 'schema.prisma')], { stdio: 'inherit' });
   for (const provider of ['sqlite', 'postgresql']) readCompilerAsText(provider);
+}
+
+/** The schema engine's WebAssembly build, instantiated once: its glue module keeps views of one instance's memory. */
+let schemaEngineWasm;
+async function loadSchemaEngineWasm() {
+  if (schemaEngineWasm) return schemaEngineWasm;
+  const require = createRequire(import.meta.url);
+  // The engine reports a panic's message here before it throws "unreachable".
+  globalThis.PRISMA_WASM_PANIC_REGISTRY ??= { message: '', set_message(message) { this.message = message; } };
+  const glue = await import('@prisma/schema-engine-wasm/schema_engine_bg');
+  const wasmFile = join(dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg')), 'schema_engine_bg.wasm');
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmFile)), { './schema_engine_bg.js': glue });
+  glue.__wbg_set_wasm(instance.exports);
+  instance.exports.__wbindgen_start();
+  schemaEngineWasm = glue.SchemaEngine;
+  return schemaEngineWasm;
+}
+
+/**
+ * Prisma's schema engine (WebAssembly), opened on a database through a driver adapter as
+ * Prisma's own migrate does: SQLite on a scratch file, never the service's store.
+ */
+async function schemaEngine(provider, pgUrl) {
+  const SchemaEngine = await loadSchemaEngineWasm();
+  const { bindMigrationAwareSqlAdapterFactory } = await import('@prisma/driver-adapter-utils');
+  const adapter =
+    provider === 'sqlite'
+      ? new (await import('@prisma/adapter-better-sqlite3')).PrismaBetterSqlite3({ url: `file:${join(tmpdir(), 'agent-manager-prisma-cli.db')}` })
+      : new (await import('@prisma/adapter-pg')).PrismaPg({ connectionString: pgUrl });
+  // The engine opens connections through the adapter; they are closed with close(), or the pool keeps the process alive.
+  const opened = [];
+  const connect = adapter.connect.bind(adapter);
+  adapter.connect = async () => {
+    const connection = await connect();
+    opened.push(connection);
+    return connection;
+  };
+  const log = process.env.PRISMA_ENGINE_DEBUG ? (line) => process.stderr.write(`${line}\n`) : () => undefined;
+  const engine = await SchemaEngine.new({ datamodels: undefined }, log, bindMigrationAwareSqlAdapterFactory(adapter));
+  engine.close = async () => {
+    engine.free();
+    await Promise.all(opened.map((connection) => connection.dispose()));
+  };
+  return engine;
+}
+
+/** The SQL that takes a database from one schema text (or an empty database) to another, as `prisma migrate diff --script` prints it. */
+async function diffScript(engine, from, to) {
+  const target = (text) => ({ tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: text }] });
+  const result = await engine.diff({
+    from: from === null ? { tag: 'empty' } : target(from),
+    to: target(to),
+    script: true,
+    exitCode: null,
+    filters: { externalTables: [], externalEnums: [] },
+  });
+  return `${result.stdout ?? ''}\n`;
 }
 
 /**
@@ -58,13 +111,15 @@ function generate() {
  * let the text go. It fails generation when Prisma's output no longer looks as expected.
  */
 function readCompilerAsText(provider) {
-  const runtimeFile = `@prisma/client/runtime/query_compiler_bg.${provider}.wasm-base64.mjs`;
+  const classFile = join(root, 'libs', 'store', 'src', 'generated', provider, 'internal', 'class.ts');
+  const generated = readFileSync(classFile, 'utf8');
+  // the build the schema's compilerBuild chose (query_compiler_small_bg.sqlite...)
+  const runtimeFile = new RegExp(`import\\("(@prisma/client/runtime/query_compiler[a-z_]*_bg\\.${provider}\\.wasm-base64\\.mjs)"\\)`).exec(generated)?.[1];
+  if (!runtimeFile) throw new Error(`${classFile} does not import a query compiler as expected: update readCompilerAsText in scripts/prisma.mjs`);
   const text = readFileSync(join(root, 'node_modules', runtimeFile), 'utf8');
   if (!/^const wasm = "[A-Za-z0-9+/=]+";\s*export \{ wasm \}\s*$/.test(text)) {
     throw new Error(`${runtimeFile} is no longer \`const wasm = "<base64>"; export { wasm }\`: update readCompilerAsText in scripts/prisma.mjs`);
   }
-  const classFile = join(root, 'libs', 'store', 'src', 'generated', provider, 'internal', 'class.ts');
-  const generated = readFileSync(classFile, 'utf8');
   const importing = `    const { wasm } = await import("${runtimeFile}")\n    return await decodeBase64AsWasm(wasm)\n`;
   if (!generated.includes(importing)) throw new Error(`${classFile} does not load the query compiler as expected: update readCompilerAsText in scripts/prisma.mjs`);
   const reading =
@@ -84,7 +139,7 @@ function startThrowAwayPostgres() {
   return { url, stop: () => spawnSync('bash', [join(root, 'test', 'pg', 'down.sh'), dir], { stdio: 'ignore' }) };
 }
 
-function migrations(name) {
+async function migrations(name) {
   const current = readFileSync(schemaPath, 'utf8');
   const previous = existsSync(snapshotPath) ? readFileSync(snapshotPath, 'utf8') : null;
   if (previous === current) {
@@ -94,17 +149,20 @@ function migrations(name) {
   if (!/^[a-z0-9_]+$/.test(name ?? '')) throw new Error('usage: npm run prisma:migrations -- <snake_case_name>');
   const existing = existsSync(join(migrationsDir, 'sqlite')) ? readdirSync(join(migrationsDir, 'sqlite')) : [];
   const folder = `${String(existing.length + 1).padStart(4, '0')}_${name}`;
-  const work = mkdtempSync(join(tmpdir(), 'am-migrate-'));
   const pg = process.env.PRISMA_PG_URL ? { url: process.env.PRISMA_PG_URL, stop: () => {} } : startThrowAwayPostgres();
   try {
     for (const provider of ['sqlite', 'postgresql']) {
-      const variant = (text) => (provider === 'sqlite' ? text : toPostgres(text, pg.url));
-      const to = join(work, `${provider}-to.prisma`);
-      writeFileSync(to, variant(current));
-      const from = previous ? ['--from-schema-datamodel', join(work, `${provider}-from.prisma`)] : ['--from-empty'];
-      if (previous) writeFileSync(join(work, `${provider}-from.prisma`), variant(previous));
-      const config = provider === 'sqlite' ? [] : ['--config', writePgConfig(pg.url)];
-      const sql = prisma(['migrate', 'diff', ...config, ...from, '--to-schema-datamodel', to, '--script']);
+      const variant = (text) => (provider === 'sqlite' ? text : toPostgres(text));
+      const engine = await schemaEngine(provider, pg.url);
+      let sql;
+      try {
+        sql = await diffScript(engine, previous === null ? null : variant(previous), variant(current));
+      } catch (error) {
+        const panic = globalThis.PRISMA_WASM_PANIC_REGISTRY.message;
+        throw panic ? new Error(`Prisma's schema engine panicked: ${panic}`, { cause: error }) : error;
+      } finally {
+        await engine.close();
+      }
       const out = join(migrationsDir, provider, folder);
       mkdirSync(out, { recursive: true });
       writeFileSync(join(out, 'migration.sql'), sql);
@@ -113,7 +171,6 @@ function migrations(name) {
     writeFileSync(snapshotPath, current);
   } finally {
     pg.stop();
-    rmSync(work, { recursive: true, force: true });
   }
 }
 
@@ -132,7 +189,7 @@ function check() {
 const [command, arg] = process.argv.slice(2);
 if (command === 'generate') generate();
 else if (command === 'migrations' && arg === '--check') check();
-else if (command === 'migrations') migrations(arg);
+else if (command === 'migrations') await migrations(arg);
 else {
   console.error('usage: node scripts/prisma.mjs generate | migrations <name> | migrations --check');
   process.exit(2);

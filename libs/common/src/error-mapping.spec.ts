@@ -7,8 +7,8 @@ import pg from 'pg';
 import { AppError } from './app-error.js';
 import { mapError, STORE_RETRY_AFTER_SECONDS, storeUnreachable } from './error-mapping.js';
 
-/** The shapes Prisma 6.19 throws through its driver adapters (PrismaClientKnownRequestError, DriverAdapterError). */
-const prismaKnown = (code: string, message: string) => Object.assign(new Error(message), { name: 'PrismaClientKnownRequestError', code, clientVersion: '6.19.3' });
+/** The shapes Prisma 7 throws through its driver adapters (PrismaClientKnownRequestError, DriverAdapterError). */
+const prismaKnown = (code: string, message: string) => Object.assign(new Error(message), { name: 'PrismaClientKnownRequestError', code, clientVersion: '7.10.0' });
 const driverAdapter = (cause: object) => Object.assign(new Error('driver adapter error'), { name: 'DriverAdapterError', cause });
 const sqlite = (code: string, message: string) => Object.assign(new Error(message), { name: 'SqliteError', code });
 

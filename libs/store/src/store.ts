@@ -102,12 +102,12 @@ function fileProblem(file: OpenedFile): string | undefined {
 
 /** The SQLite client and its driver, loaded only when the store is SQLite (start time and memory). */
 async function sqliteClient(url: string): Promise<StoreClient> {
-  const [{ PrismaClient }, { PrismaBetterSQLite3 }, { default: Database }] = await Promise.all([
+  const [{ PrismaClient }, { PrismaBetterSqlite3 }, { default: Database }] = await Promise.all([
     import('./generated/sqlite/client.js'),
     import('@prisma/adapter-better-sqlite3'),
     import('better-sqlite3'),
   ]);
-  const adapter = new PrismaBetterSQLite3({ url: `file:${sqlitePath(url)}` });
+  const adapter = new PrismaBetterSqlite3({ url: `file:${sqlitePath(url)}` });
   const connect = adapter.connect.bind(adapter);
   adapter.connect = async () => {
     const connection = await connect();
