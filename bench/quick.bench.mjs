@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { START_FLAGS } from './lib/service.mjs';
+import { ENTRY, START_FLAGS } from './lib/service.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50);
 const dir = mkdtempSync(join(tmpdir(), 'agent-manager-bench-'));
@@ -21,7 +21,7 @@ const port = await new Promise((resolve) => {
     server.close(() => resolve(port));
   });
 });
-const service = spawn(process.execPath, [...START_FLAGS, 'dist/service/main.mjs'], {
+const service = spawn(process.execPath, [...START_FLAGS, ENTRY], {
   env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `file:${join(dir, 'bench.db')}`, KUBECONFIG: kubeconfig, LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'ignore', 'inherit'],
 });

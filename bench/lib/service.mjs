@@ -12,17 +12,15 @@ export const ROOT = join(import.meta.dirname, '..', '..');
 export const HELM_BIN = process.env.HELM_BIN ?? join(ROOT, 'node_modules', '.cache', 'agent-manager', 'helm4', 'helm');
 export const KUBECTL_BIN = join(ROOT, 'node_modules', '.cache', 'agent-manager', 'helm4', 'kubectl');
 
-/** What `npm start` runs: the bundled service (scripts/bundle.mjs). */
-export const ENTRY = 'dist/service/main.mjs';
-
 /**
- * The node flags `npm start` runs the service with (package.json "start"; the image sets the same
- * in NODE_OPTIONS), so the figures are those of the service as it is run.
+ * What `npm start` runs, read from package.json "start" (`node [flags] <entry>`): the node flags
+ * (the image sets the same) and the entry (the bundled service, scripts/bundle.mjs), so the
+ * figures are those of the service as it is run.
  */
-export const START_FLAGS = (() => {
+export const { START_FLAGS, ENTRY } = (() => {
   const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
-  if (start[0] !== 'node' || start.at(-1) !== ENTRY) throw new Error(`package.json "start" is not \`node [flags] ${ENTRY}\`: ${start.join(' ')}`);
-  return start.slice(1, -1);
+  if (start[0] !== 'node' || start.length < 2) throw new Error(`package.json "start" is not \`node [flags] <entry>\`: ${start.join(' ')}`);
+  return { START_FLAGS: start.slice(1, -1), ENTRY: start.at(-1) };
 })();
 
 /** Settings of the service this benchmark never inherits from the caller's shell. */
