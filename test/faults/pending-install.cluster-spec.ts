@@ -44,7 +44,12 @@ describe('faults while helm holds a release pending', () => {
     return proc;
   };
 
-  /** The service and its helm child SIGKILLed at once while the API server is frozen at `status`; null when helm finished first. */
+  /**
+   * The service and its helm child SIGKILLed at once while the API server is frozen at `status`;
+   * null when helm got past `status` first: it answered, or its next writes were in before the
+   * watch event that freezes the API server reached the test (a helm 3 install without --wait
+   * writes the Agent and `deployed` within milliseconds of `pending-install`).
+   */
   const killAt = async (proc: ServiceProcess, ref: { namespace: string; name: string }, status: string, write: () => Promise<unknown>) => {
     const api = await apiserverPid();
     const watch = await whenReleaseReaches(cluster.kubeconfig, ref, status, () => process.kill(api, 'SIGSTOP'));
@@ -58,7 +63,8 @@ describe('faults while helm holds a release pending', () => {
       process.kill(api, 'SIGCONT');
     }
     await written;
-    return helm.status(ref);
+    const held = await helm.status(ref);
+    return held?.status === status ? held : null;
   };
 
   /** After one reconcile pass: the retry answers 201 once, and store, helm and the live Agent hold that one create. */
@@ -101,7 +107,7 @@ describe('faults while helm holds a release pending', () => {
       const key = { 'idempotency-key': `kill-install-${ns}` };
       const doomed = await start();
       const held = await killAt(doomed, body, 'pending-install', () => call(doomed.url, 'POST', '/api/v1/agents', body, key));
-      if (!held && attempt < ATTEMPTS) continue; // helm finished before the fault could hit it: try again
+      if (!held && attempt < ATTEMPTS) continue; // helm got past pending-install before the fault could hit it: try again
       expect(held).toMatchObject({ status: 'pending-install' });
 
       const survivor = await start();
