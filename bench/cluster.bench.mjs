@@ -20,7 +20,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startControlPlane, startPostgres } from './lib/infra.mjs';
 import { chartValuesOf, helmWriteArgs, SEED_LABEL, seedAgents } from './lib/seed.mjs';
 import { HELM_BIN, ROOT, startService } from './lib/service.mjs';
-import { fmt, interleave, printTable, summary } from './lib/stats.mjs';
+import { fmt, interleave, perRound, printTable, summary } from './lib/stats.mjs';
 
 const run = promisify(execFile);
 const SCALE = Number(process.env.BENCH_ROUNDS ?? 1);
@@ -63,7 +63,7 @@ function figure(entry) {
 function ratioFigure({ id, section, label, a, b, invert = false, target, limit, unit = 'ms', extra }) {
   const ratio = invert ? b.median / a.median : a.median / b.median;
   const met = limit === undefined ? undefined : invert ? ratio >= limit : ratio <= limit;
-  return figure({ id, section, label, a, b, unit, ratio, ratioOf: invert ? 'B/A' : 'A/B', target, met, ...extra });
+  return figure({ id, section, label, a, b, unit, ratio, ratioOf: invert ? 'B/A' : 'A/B', perRound: perRound(a, b, invert), target, met, ...extra });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -571,7 +571,7 @@ function printAll() {
           return { figure: f.label, a: statuses, b: typeof f.applied === 'string' ? f.applied : `applied ${f.applied}`, target: f.target, met: f.met };
         }
         const ratio = f.ratio === undefined ? '' : `${f.ratio.toFixed(2)}× (${f.ratioOf})`;
-        return { figure: f.label, a: fmt(f.a ?? f.value, f.unit), b: fmt(f.b, f.unit), ratio, target: f.target ?? '', met: f.met };
+        return { figure: f.label, a: fmt(f.a ?? f.value, f.unit), b: fmt(f.b, f.unit), ratio, rounds: roundsOf(f), target: f.target ?? '', met: f.met };
       });
     printTable(`== ${section}`, rows);
   }
@@ -581,12 +581,18 @@ function printAll() {
     targeted.map((f) => ({
       figure: `${f.section}: ${f.label}`,
       a: f.counts ? Object.entries(f.counts).map(([s, n]) => `${n}×${s}`).join(', ') : f.ratio === undefined ? fmt(f.a.median, f.unit) : `${f.ratio.toFixed(2)}× (${f.ratioOf})`,
+      rounds: roundsOf(f),
       target: f.target,
       met: f.met,
     })),
-    ['figure', 'measured', '', '', 'target', ''],
+    ['figure', 'measured', '', '', 'per round (p25–p75)', 'target', ''],
   );
   console.log(`\n${targeted.filter((f) => f.met).length} of ${targeted.length} targets met`);
+}
+
+/** The ratio round by round, as the table prints it: median (p25–p75). */
+function roundsOf(f) {
+  return f.perRound ? `${f.perRound.median.toFixed(2)}× (${f.perRound.p25.toFixed(2)}–${f.perRound.p75.toFixed(2)})` : '';
 }
 
 function save() {
