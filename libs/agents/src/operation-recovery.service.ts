@@ -54,8 +54,10 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
 
   /** Resolves every pending operation whose replica is gone (no live lease holds it), then runs the follow-ups. */
   sweep(): Promise<void> {
+    // Never rejects: it runs from a timer, where a rejection nobody handles would end the process.
     this.sweeping ??= this.resolvePending()
       .then(() => this.followUp())
+      .catch((error: unknown) => this.logger.warn(`the recovery sweep failed, the next one tries again: ${(error as Error).message}`))
       .finally(() => (this.sweeping = undefined));
     return this.sweeping;
   }
@@ -80,21 +82,28 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       return;
     }
     for (const seen of pending) {
-      const key = `${seen.namespace}/${seen.name}`;
-      const ttl = this.config.LEASE_TTL_SECONDS * 1000;
-      const owner = recoveryOwner(this.config.REPLICA_ID);
-      const lease = await this.leases.acquire(key, owner, seen.id, ttl).catch(() => null);
-      if (!lease?.acquired) continue; // a live writer holds this agent: it settles what is pending first
-      // Renewed like a write's, so a writer waiting on this hold never takes it over mid-resolve.
-      const stopRenewing = this.leases.keepAlive(key, owner, seen.id, ttl, (message) => this.logger.warn(message));
-      try {
-        // Read again under the lease: the writer may have closed it since the list was read.
-        const op = await this.repository.operation(seen.id);
-        if (op?.state === 'pending') await this.resolve(op);
-      } finally {
-        stopRenewing();
-        await this.leases.release(key, owner, seen.id).catch(() => undefined);
-      }
+      // One operation the store fails on (a read, or closing it failed) stays pending for the next sweep; the others go on.
+      await this.sweepOne(seen).catch((error: unknown) => {
+        this.logger.warn(`operation ${seen.id} (${seen.kind} ${seen.namespace}/${seen.name}) stays pending, the next sweep tries again: ${(error as Error).message}`);
+      });
+    }
+  }
+
+  private async sweepOne(seen: OperationRecord): Promise<void> {
+    const key = `${seen.namespace}/${seen.name}`;
+    const ttl = this.config.LEASE_TTL_SECONDS * 1000;
+    const owner = recoveryOwner(this.config.REPLICA_ID);
+    const lease = await this.leases.acquire(key, owner, seen.id, ttl).catch(() => null);
+    if (!lease?.acquired) return; // a live writer holds this agent: it settles what is pending first
+    // Renewed like a write's, so a writer waiting on this hold never takes it over mid-resolve.
+    const stopRenewing = this.leases.keepAlive(key, owner, seen.id, ttl, (message) => this.logger.warn(message));
+    try {
+      // Read again under the lease: the writer may have closed it since the list was read.
+      const op = await this.repository.operation(seen.id);
+      if (op?.state === 'pending') await this.resolve(op);
+    } finally {
+      stopRenewing();
+      await this.leases.release(key, owner, seen.id).catch(() => undefined);
     }
   }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AppError, loadConfig, OperationContexts, type AppConfig } from '@app/common';
-import { HelmClient, type ChartSource, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { Store } from '@app/store';
+import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
 import { AgentLeaseRepository } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
@@ -15,67 +15,6 @@ import { deleteAgent } from './delete-agent.js';
 import { rollbackAgent } from './rollback-agent.js';
 import { updateAgent } from './update-agent.js';
 import { WritePipeline } from './write-pipeline.js';
-
-/**
- * A FAKE helm: it records the calls the pipeline makes and keeps releases in memory, so these
- * tests check the pipeline's own decisions (order, locks, journal, refusals) in milliseconds.
- * The real helm against a real API server is the cluster suites' job.
- */
-class FakeHelm extends HelmClient {
-  readonly calls: string[] = [];
-  readonly releases = new Map<string, ReleaseInfo>();
-  /** The next cluster write fails with this error, once. */
-  failNext?: AppError;
-  /** How long each cluster write takes. */
-  delayMs = 0;
-
-  constructor() {
-    super({ bin: 'fake-helm', timeoutSeconds: 1 });
-  }
-
-  override async template(release: ReleaseRef): Promise<string> {
-    this.calls.push(`template ${release.name}`);
-    return `kind: Agent\nmetadata:\n  name: ${release.name}\n`;
-  }
-
-  override async install(release: ReleaseRef, _chart: ChartSource, values: object): Promise<ReleaseInfo> {
-    await this.cluster(`install ${release.name}`);
-    const key = `${release.namespace}/${release.name}`;
-    if (this.releases.has(key)) throw new AppError('conflict', `a helm release ${key} already exists that agent-manager does not manage`);
-    return this.deploy(release, values);
-  }
-
-  override async upgradeInstall(release: ReleaseRef, _chart: ChartSource, values: object): Promise<ReleaseInfo> {
-    await this.cluster(`upgrade ${release.name}`);
-    return this.deploy(release, values);
-  }
-
-  override async uninstall(release: ReleaseRef): Promise<boolean> {
-    await this.cluster(`uninstall ${release.name}`);
-    return this.releases.delete(`${release.namespace}/${release.name}`);
-  }
-
-  override async status(release: ReleaseRef): Promise<ReleaseInfo | null> {
-    this.calls.push(`status ${release.name}`);
-    return this.releases.get(`${release.namespace}/${release.name}`) ?? null;
-  }
-
-  private async cluster(call: string): Promise<void> {
-    this.calls.push(call);
-    if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-    const failure = this.failNext;
-    this.failNext = undefined;
-    if (failure) throw failure;
-  }
-
-  private deploy(release: ReleaseRef, values: object): ReleaseInfo {
-    const key = `${release.namespace}/${release.name}`;
-    const revision = (this.releases.get(key)?.revision ?? 0) + 1;
-    const info = { ...release, revision, status: 'deployed', description: '', values: JSON.parse(JSON.stringify(values)), manifest: `kind: Agent # r${revision}` };
-    this.releases.set(key, info);
-    return info;
-  }
-}
 
 describe(WritePipeline.name, () => {
   let db: FreshDatabase;
