@@ -1,5 +1,5 @@
 import { AppError } from '@app/common';
-import { HelmClient, type ChartSource, type ReleaseInfo, type ReleaseRef } from '@app/helm';
+import { HelmClient, type ChartSource, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 
 /**
  * A FAKE helm: it records the calls the pipeline makes and keeps releases in memory, so these
@@ -9,6 +9,8 @@ import { HelmClient, type ChartSource, type ReleaseInfo, type ReleaseRef } from 
 export class FakeHelm extends HelmClient {
   readonly calls: string[] = [];
   readonly releases = new Map<string, ReleaseInfo>();
+  /** Every revision of each release, oldest first (the current one is also in `releases`). */
+  readonly revisions = new Map<string, ReleaseInfo[]>();
   /** The next cluster write fails with this error, once. */
   failNext?: AppError;
   /** How long each cluster write takes. */
@@ -45,6 +47,30 @@ export class FakeHelm extends HelmClient {
     return this.releases.get(`${release.namespace}/${release.name}`) ?? null;
   }
 
+  override async history(release: ReleaseRef): Promise<HistoryEntry[]> {
+    this.calls.push(`history ${release.name}`);
+    const key = `${release.namespace}/${release.name}`;
+    const current = this.releases.get(key);
+    return (this.revisions.get(key) ?? []).map((info) => ({
+      revision: info.revision, updated: '', status: info.revision === current?.revision ? current.status : 'superseded', chart: 'agent', app_version: '', description: '',
+    }));
+  }
+
+  /** Like helm: a rollback is a new revision with the values of the one rolled back to. */
+  override async rollback(release: ReleaseRef, revision: number): Promise<void> {
+    await this.cluster(`rollback ${release.name}`);
+    const target = this.revisions.get(`${release.namespace}/${release.name}`)?.find((info) => info.revision === revision);
+    if (!target) throw new AppError('backend_error', `helm rollback failed: release has no revision ${revision}`);
+    this.deploy(release, target.values);
+  }
+
+  /** Sets the release as a helm run left it (a status such as pending-upgrade), as a new revision. */
+  hold(release: ReleaseRef, status: string, values: object): ReleaseInfo {
+    const info = this.deploy(release, values);
+    info.status = status;
+    return info;
+  }
+
   private async cluster(call: string): Promise<void> {
     this.calls.push(call);
     if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
@@ -58,6 +84,7 @@ export class FakeHelm extends HelmClient {
     const revision = (this.releases.get(key)?.revision ?? 0) + 1;
     const info = { ...release, revision, status: 'deployed', description: '', values: JSON.parse(JSON.stringify(values)), manifest: `kind: Agent # r${revision}` };
     this.releases.set(key, info);
+    this.revisions.set(key, [...(this.revisions.get(key) ?? []), info]);
     return info;
   }
 }

@@ -132,6 +132,22 @@ describe(`${AgentWrites.name}: idempotency keys across faults`, () => {
     expect(runs).toBe(2);
   });
 
+  it('never forgets an answer the run already kept: a failure after it leaves the retry its replay', async () => {
+    let runs = 0;
+    const keys = new IdempotencyRepository(store);
+    const write = () =>
+      writes.idempotent('kept-then-failed', { same: 'body' }, async (claimed) => {
+        runs++;
+        // as the record transaction keeps it, with the write's outcome
+        await keys.complete(claimed!.key, { status: 200, body: { result: 'landed' } }, 60_000);
+        claimed!.answered = true;
+        throw new Error('a step after the record failed');
+      }, quiet);
+    await expect(write()).rejects.toThrow('a step after the record failed');
+    await expect(write()).resolves.toBe('landed');
+    expect(runs).toBe(1);
+  });
+
   it('answers a retry of a run that stopped with its operation pending from what that operation recorded, without running it again', async () => {
     let runs = 0;
     let operationId = '';

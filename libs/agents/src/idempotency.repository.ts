@@ -102,9 +102,12 @@ export class IdempotencyRepository {
     return done.count === 1;
   }
 
-  /** Forgets a claim whose write may be retried (it was refused for a passing reason or failed in the backend). */
+  /**
+   * Forgets a claim whose write may be retried (it was refused for a passing reason or failed in
+   * the backend). Only a claim: an answer already kept (the write was recorded) stays to be replayed.
+   */
   async forget(key: string): Promise<void> {
-    await this.db.idempotencyRecord.deleteMany({ where: { key } });
+    await this.db.idempotencyRecord.deleteMany({ where: { key, state: 'pending' } });
   }
 
   /**

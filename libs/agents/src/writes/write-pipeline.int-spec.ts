@@ -16,11 +16,24 @@ import { rollbackAgent } from './rollback-agent.js';
 import { updateAgent } from './update-agent.js';
 import { WritePipeline } from './write-pipeline.js';
 
+/** The real store, with a FAKE failure of its next closing of an operation as failed (a failure at that exact step cannot be timed from outside). */
+class FlakyRepository extends AgentsRepository {
+  failNextFail = false;
+
+  override async failOperation(id: string, errorCode: string, errorMessage: string): Promise<boolean> {
+    if (this.failNextFail) {
+      this.failNextFail = false;
+      throw new Error('SQLITE_IOERR: disk I/O error (a FAKE store failure)');
+    }
+    return super.failOperation(id, errorCode, errorMessage);
+  }
+}
+
 describe(WritePipeline.name, () => {
   let db: FreshDatabase;
   let store: Store;
   let helm: FakeHelm;
-  let repository: AgentsRepository;
+  let repository: FlakyRepository;
   let pipeline: WritePipeline;
   let config: AppConfig;
 
@@ -29,7 +42,7 @@ describe(WritePipeline.name, () => {
     store = await Store.open(db.url);
     config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', WRITE_QUEUE_SECONDS: '10', REPLICA_ID: 'replica-a' });
     helm = new FakeHelm();
-    repository = new AgentsRepository(store);
+    repository = new FlakyRepository(store);
     const leases = new AgentLeaseRepository(store);
     const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
     pipeline = new WritePipeline(config, repository, helm, writes, new OperationRecovery(config, repository, leases, helm, writes));
@@ -140,6 +153,29 @@ describe(WritePipeline.name, () => {
       const answer = await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'back' }, parseInput(RollbackAgentDto, { revision: 1 }))));
       expect(callsFor('back')).toEqual(['upgrade back']);
       expect(answer).toMatchObject({ rolledBackTo: 1, after: { description: '' }, agent: { revision: 3, updatedBy: 'carol' } });
+    });
+
+    it('answers a rollback that freed a stuck release as landed, and replays it to a retry, even when closing the freed operation fails', async () => {
+      const created = await create('stuck');
+      await update('stuck', { description: 'v2' });
+      // A replica died mid-upgrade: its operation is pending and helm holds the release pending-upgrade.
+      const agent = (await repository.findActive('ns', 'stuck'))!;
+      const values = { ...agent.values, description: 'v3' };
+      await repository.startOperation({
+        id: 'op-of-a-dead-replica', kind: 'update', namespace: 'ns', name: 'stuck', agentId: agent.id, request: {}, actor: 'erin', owner: 'replica-gone',
+        intent: { spec: { ...agent.spec, description: 'v3' }, values }, baseHelmRevision: agent.helmRevision,
+      });
+      helm.hold({ namespace: 'ns', name: 'stuck' }, 'pending-upgrade', values);
+      helm.calls.length = 0;
+      repository.failNextFail = true;
+      const rollback = () =>
+        as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'stuck' }, parseInput(RollbackAgentDto, { revision: 2, freeStuckRelease: true, requestId: 'free-stuck-1' }))));
+      const answer = await rollback();
+      expect(answer).toMatchObject({ dryRun: false, rolledBackTo: 2, agent: { revision: 3, version: created.agent!.version + 2 } });
+      expect(callsFor('stuck').filter((call) => call.startsWith('rollback'))).toHaveLength(1);
+      // The retry gets the first answer; helm is not run again.
+      await expect(rollback()).resolves.toEqual(answer);
+      expect(callsFor('stuck').filter((call) => call.startsWith('rollback'))).toHaveLength(1);
     });
 
     it('deletes with one helm uninstall and keeps the record as deleted', async () => {

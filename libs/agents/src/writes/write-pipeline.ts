@@ -98,8 +98,13 @@ export class WritePipeline {
       };
       const recorded = await this.record(operation, lease, applied.helmRevision, () => plan.record(checked, applied, operationId, keep));
       if (claimed) claimed.answered = true;
-      // Under the lease still: no sweep resolves them meanwhile.
-      if (stuck.length > 0) await this.recovery.supersede(stuck, operationId);
+      // Under the lease still: no sweep resolves them meanwhile. The write is recorded and answered
+      // by now; one left pending here is settled by the next write or sweep (helm no longer holds it).
+      if (stuck.length > 0) {
+        await this.recovery.supersede(stuck, operationId).catch((error: unknown) => {
+          this.logger.warn(`the ${plan.kind} of ${namespace}/${name} landed, but closing the operations it freed failed (the next write or sweep settles them): ${(error as Error).message}`);
+        });
+      }
       return answer ?? plan.answer(checked, applied, agentView(recorded, recorded.lastOperation));
     });
   }
