@@ -96,16 +96,17 @@ export class McpHttpSessions implements OnModuleDestroy {
       );
     }
     const toolsets = this.registry.select(query);
-    const server = await this.servers.create(this.registry.parse(query), 'mcp-http', principal);
     const id = randomUUID();
     // Stored before the answer names it, so the client's next request finds it on any replica.
     await this.sessions.create({ id, principal, query, ...clientInfoOf(req.body), replica: this.config.REPLICA_ID });
     this.touched.set(id, Date.now());
-    res.once('close', () => {
-      if (res.statusCode === 200) return;
+    whenClosed(res, () => {
+      if (res.statusCode === 200 && res.writableFinished) return;
       this.touched.delete(id);
       this.sessions.remove(id).catch((error: unknown) => this.logger.warn(`session ${id}: removing after a refused initialize failed: ${(error as Error).message}`));
     });
+    if (res.destroyed) return; // the client left while the session was stored
+    const server = await this.servers.create(this.registry.parse(query), 'mcp-http', principal);
     const { StreamableHTTPServerTransport } = await loadMcpSdk();
     // The one request with a session-id generator: it answers initialize with mcp-session-id.
     const transport = new StreamableHTTPServerTransport({
@@ -128,7 +129,8 @@ export class McpHttpSessions implements OnModuleDestroy {
     const server = await this.serverOf(session, principal);
     if (exchange === null) return this.answerOnce(server, await statelessTransport(!streams), req, res);
     const transport = new JsonResponseTransport(sdk, res);
-    res.once('close', () => void server.close());
+    whenClosed(res, () => void server.close());
+    if (res.destroyed) return;
     await server.connect(transport);
     transport.deliver(exchange);
   }
@@ -150,10 +152,11 @@ export class McpHttpSessions implements OnModuleDestroy {
     const transport = await statelessTransport();
     await server.connect(transport);
     this.streams.set(session.id, { server });
-    res.once('close', () => {
+    whenClosed(res, () => {
       if (this.streams.get(session.id)?.server === server) this.streams.delete(session.id);
       void server.close();
     });
+    if (res.destroyed) return; // the client left while its session was read: no stream to hold
     const serving = transport.handleRequest(req, res, req.body);
     // A change the client may have missed (before its stream opened, or while it reconnected from a replica that went away).
     if (this.registry.changedSince(session.createdAt)) void announceWhenOpen(server, res);
@@ -177,7 +180,8 @@ export class McpHttpSessions implements OnModuleDestroy {
 
   /** Serves one request and closes its server when the response is done. */
   private async answerOnce(server: Server, transport: StreamableHTTPServerTransport, req: McpRequest, res: ServerResponse): Promise<void> {
-    res.once('close', () => void server.close());
+    whenClosed(res, () => void server.close());
+    if (res.destroyed) return;
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
   }
@@ -210,6 +214,17 @@ export class McpHttpSessions implements OnModuleDestroy {
     this.streams.delete(id);
     if (stream) void stream.server.close();
   }
+}
+
+/**
+ * Runs `done` when the response closes, or at once when it already has: a client that left while
+ * the store was read (a session lookup, a touch) closed it before anyone listened, and 'close'
+ * is not emitted twice. Without this, the request's server (and its tools/list_changed listener)
+ * or a held stream's slot would stay forever.
+ */
+function whenClosed(res: ServerResponse, done: () => void): void {
+  if (res.destroyed) done();
+  else res.once('close', done);
 }
 
 /** Sends tools/list_changed once the stream's response has started (the transport drops what comes before). */
