@@ -1,8 +1,10 @@
 import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
 import { Store } from './store.js';
 
 Logger.overrideLogger(false);
@@ -42,5 +44,35 @@ describe(`${Store.name}.check`, () => {
     copyFileSync(file, `${file}.copy`);
     renameSync(`${file}.copy`, file);
     await expect(store!.check()).resolves.toEqual({ ok: false, reason: expect.stringContaining('was replaced') });
+  });
+});
+
+describe(`${Store.name}: a transaction and a write outside it`, () => {
+  let db: FreshDatabase;
+  let store: Store;
+
+  beforeAll(async () => {
+    db = await freshDatabaseUrl();
+    store = await Store.open(db.url);
+  });
+
+  afterAll(async () => {
+    await store?.client.$disconnect();
+    await db?.drop();
+  });
+
+  const lease = (key: string) => ({ key, owner: 'replica-a', operationId: key, expiresAt: new Date(Date.now() + 60_000), acquiredAt: new Date() });
+
+  it('keeps a write made while another request\'s transaction is open, when that transaction rolls back', async () => {
+    const rolledBack = store.client.$transaction(async (tx) => {
+      await tx.agentLease.create({ data: lease('inside') });
+      await sleep(100); // this request awaits something; another request writes meanwhile
+      throw new Error('this transaction rolls back');
+    });
+    await sleep(20);
+    await store.client.agentLease.create({ data: lease('outside') });
+    await expect(rolledBack).rejects.toThrow('rolls back');
+    expect(await store.client.agentLease.findUnique({ where: { key: 'outside' } })).not.toBeNull();
+    expect(await store.client.agentLease.findUnique({ where: { key: 'inside' } })).toBeNull();
   });
 });

@@ -4,6 +4,7 @@ import { Tracing, type Metrics } from '@app/telemetry';
 import type { PrismaClient as SqliteClient } from './generated/sqlite/client.js';
 import { migrate, sqlitePath, type StoreProvider } from './migrator.js';
 import { keepStatementsPrepared } from './sqlite-statements.js';
+import { queueAroundTransactions } from './sqlite-transactions.js';
 
 /**
  * The Prisma client of the configured store. Both providers are generated from the one
@@ -115,6 +116,7 @@ async function sqliteClient(url: string): Promise<StoreClient> {
     const db: unknown = (connection as { client?: unknown }).client;
     if (!(db instanceof Database)) throw new Error("Prisma's better-sqlite3 adapter no longer keeps its connection as `client`: update sqliteClient in libs/store/src/store.ts");
     keepStatementsPrepared(db);
+    queueAroundTransactions(connection);
     return connection;
   };
   return new PrismaClient({ adapter });
