@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ApiProperty } from '@app/common';
+import { ANONYMOUS } from '@app/auth';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
+import { McpServerFactory } from '../../libs/mcp/src/mcp-server.factory.js';
 import { call, connect, startApp, type McpTestApp } from './mcp-support.js';
 
 class EchoInputDto {
@@ -53,6 +55,19 @@ describe('MCP tool registry at run time (Streamable HTTP, real SDK client)', () 
 
   afterAll(async () => {
     await service?.close();
+  });
+
+  it('tells no registry change to a server closed before it was connected (its client left while the store was read)', async () => {
+    const factory = service.app.get(McpServerFactory);
+    const [left, stays] = await Promise.all([factory.create(registry.parse(''), 'mcp-http', ANONYMOUS), factory.create(registry.parse(''), 'mcp-http', ANONYMOUS)]);
+    const told: string[] = [];
+    left.sendToolListChanged = async () => void told.push('left');
+    stays.sendToolListChanged = async () => void told.push('stays');
+    await left.close();
+    registry.addTools([echoTool('agents')])();
+    expect(told.length).toBeGreaterThan(0);
+    expect(told.filter((server) => server === 'left')).toEqual([]);
+    await stays.close();
   });
 
   it('announces tools.listChanged', async () => {

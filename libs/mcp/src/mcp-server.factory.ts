@@ -75,6 +75,12 @@ export class McpServerFactory {
       unsubscribe();
       closed?.();
     };
+    // A server closed before it was connected (its client left first) never hears onclose.
+    const close = server.close.bind(server);
+    server.close = async () => {
+      unsubscribe();
+      await close();
+    };
 
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await registry.describe(allowed(registry.specsFor(registry.resolve(selection)))) }));
 
