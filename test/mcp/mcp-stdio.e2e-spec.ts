@@ -61,6 +61,16 @@ describe('MCP over stdio (agent-manager mcp)', () => {
     expect((result.structuredContent as { manifests: string }).manifests).toContain('preset:read-only,server:github');
   });
 
+  it('reads arguments of more than one pipe read whole, whatever byte a read ends on (characters of 4 bytes)', async () => {
+    // 80 KB of 4-byte characters take more than one read of stdin; the prefixes move where a read ends by one byte each.
+    for (const prefix of ['', 'a', 'ab', 'abc']) {
+      const systemMessage = prefix + '🦊'.repeat(19_990);
+      const result = await call(client, 'create_agent', { name: 'stdio-fox', namespace: 'agents', modelConfig: 'm', toolset: ['preset:read-only'], systemMessage, dryRun: true });
+      expect(result.isError).toBeFalsy();
+      expect((result.structuredContent as { values: { systemMessage: string } }).values.systemMessage === systemMessage).toBe(true);
+    }
+  }, START_MS);
+
   it('refuses as the HTTP door does', async () => {
     const cap = await call(client, 'create_agent', { name: 'x', namespace: 'agents', modelConfig: 'm', toolset: OVER_CAP });
     expect(cap.structuredContent).toMatchObject({ error: { code: 'invalid_request' } });

@@ -1,5 +1,6 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { Transform } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { localPrincipal } from '@app/auth';
 import { AppConfig } from '@app/common';
 import { refusedToolCall } from './forbidden-arguments.js';
@@ -45,6 +46,8 @@ export async function serveMcpStdio(app: INestApplicationContext, query: string)
 /** stdin line by line: a tools/call with __proto__ or constructor in its arguments is answered here, the rest passes. */
 function screenedInput(answer: (message: object) => void): Transform {
   let pending = '';
+  // A read can end inside a character of several bytes: the decoder keeps its first bytes for the next read.
+  const decoder = new StringDecoder('utf8');
   const screen = (line: string): string | null => {
     let message: unknown;
     try {
@@ -59,15 +62,17 @@ function screenedInput(answer: (message: object) => void): Transform {
   };
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      pending += chunk.toString('utf8');
+      pending += decoder.write(chunk);
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
       const passed = lines.map(screen).filter((l): l is string => l !== null);
       done(null, passed.length > 0 ? `${passed.join('\n')}\n` : undefined);
     },
     flush(done) {
+      pending += decoder.end();
       const last = pending ? screen(pending) : null;
-      done(null, last ?? undefined);
+      // The SDK reads whole lines: the last one, sent without a newline before stdin closed, gets one.
+      done(null, last === null ? undefined : `${last}\n`);
     },
   });
 }
