@@ -17,6 +17,7 @@ describe(mapError.name, () => {
     ['Prisma P1001 (database not reachable)', prismaKnown('P1001', "Can't reach database server at 127.0.0.1:5432")],
     ['Prisma P1017 (server closed the connection)', prismaKnown('P1017', 'Server has closed the connection.')],
     ['Prisma P1008 (SQLite busy, timed out)', prismaKnown('P1008', 'Operation has timed out')],
+    ['Prisma P2028 (a transaction could not start in time)', prismaKnown('P2028', 'Transaction API error: Unable to start a transaction in the given time.')],
     ['PostgreSQL 57P01 through the adapter', driverAdapter({ kind: 'postgres', code: '57P01', originalCode: '57P01', message: 'terminating connection due to administrator command' })],
     ['PostgreSQL 08006 from pg', Object.assign(new Error('connection failure'), { code: '08006', severity: 'FATAL' })],
     ['pg lost its socket', new Error('Connection terminated unexpectedly')],

@@ -43,9 +43,11 @@ export function mapError(error: unknown): MappedError {
 
 /**
  * Prisma's codes for a database it cannot reach or lost (P1001 not reachable, P1008 timed out,
- * e.g. SQLite busy, P1017 connection closed, P2024 no pooled connection in time, P2037 too many connections).
+ * e.g. SQLite busy, P1017 connection closed, P2024 no pooled connection in time, P2037 too many
+ * connections), or too busy to take a transaction (P2028: one could not start within its wait,
+ * e.g. behind SQLite's single connection, or ran out of its time).
  */
-const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
+const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2037']);
 /** Node's socket errors (the pg driver's, through the adapter or on its own). */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** PostgreSQL SQLSTATE: class 08 (connection exception), 57P01-03 (shut down, crashed, not accepting yet), 53300 too many connections. */

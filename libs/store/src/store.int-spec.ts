@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
+import { mapError } from '@app/common';
+import { freshDatabaseUrl, testStoreProvider, type FreshDatabase } from '../../../test/support/test-app.js';
 import { Store } from './store.js';
 
 Logger.overrideLogger(false);
@@ -74,5 +75,16 @@ describe(`${Store.name}: a transaction and a write outside it`, () => {
     await expect(rolledBack).rejects.toThrow('rolls back');
     expect(await store.client.agentLease.findUnique({ where: { key: 'outside' } })).not.toBeNull();
     expect(await store.client.agentLease.findUnique({ where: { key: 'inside' } })).toBeNull();
+  });
+
+  // PostgreSQL gives each transaction a connection: the second one starts at once there.
+  (testStoreProvider() === 'sqlite' ? it : it.skip)('answers a transaction that cannot start in time, behind another, as the store unavailable (503), not 500', async () => {
+    const long = store.client.$transaction(async (tx) => {
+      await tx.agentLease.create({ data: lease('long') });
+      await sleep(400);
+    });
+    const late = await store.client.$transaction(async (tx) => tx.agentLease.count(), { maxWait: 50 }).then(() => null, (error: unknown) => error);
+    await long;
+    expect(mapError(late)).toMatchObject({ status: 503, body: { error: { code: 'unavailable' } } });
   });
 });
