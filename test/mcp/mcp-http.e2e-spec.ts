@@ -328,6 +328,14 @@ describe('MCP over Streamable HTTP', () => {
       expect(JSON.parse(res.body).error.message).toContain('MCP_ALLOWED_HOSTS');
     });
 
+    it('refuses a Host that is no host[:port] with 400 naming it (it was a 500), before any session is read', async () => {
+      for (const body of [initialize, { jsonrpc: '2.0', id: 2, method: 'tools/list' }]) {
+        const res = await post(`${service.base}/mcp`, { host: 'localhost:99999' }, body);
+        expect(res.status).toBe(400);
+        expect(JSON.parse(res.body).error.message).toContain('the Host header "localhost:99999" is not a host name');
+      }
+    });
+
     it('answers a localhost Host', async () => {
       const port = new URL(service.base).port;
       const res = await post(`${service.base}/mcp`, { host: `localhost:${port}`, origin: `http://localhost:${port}` }, initialize);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { refusedHost } from './allowed-hosts.js';
+import { malformedHost, refusedHost } from './allowed-hosts.js';
 
 const LOCAL = ['localhost', '127.0.0.1', '[::1]'];
 
@@ -25,5 +25,15 @@ describe(refusedHost.name, () => {
     ['a name that only starts like an allowed one', { host: 'localhost.evil.com' }, 'Host localhost.evil.com'],
   ])('refuses %s', (_, headers, refused) => {
     expect(refusedHost(headers, LOCAL)).toBe(refused);
+  });
+});
+
+describe(malformedHost.name, () => {
+  it.each(['localhost', 'localhost:8080', '[::1]:3000', 'agent-manager.agents.svc:8080'])('takes %s', (host) => {
+    expect(malformedHost(host)).toBeNull();
+  });
+
+  it.each(['localhost:99999', 'local host', 'localhost:80:80'])('names %s as no host[:port]', (host) => {
+    expect(malformedHost(host)).toBe(`the Host header "${host}" is not a host name with an optional port from 1 to 65535`);
   });
 });

@@ -29,3 +29,14 @@ function hostname(header: string): string | null {
   const name = value.split(':')[0];
   return name.length > 0 ? name : null;
 }
+
+/** Why a Host header is no `host[:port]` a URL can be made of (a port past 65535, a space), or null; a missing one is refusedHost's to word. */
+export function malformedHost(host: string | undefined): string | null {
+  if (host === undefined) return null;
+  try {
+    new URL(`http://${host}/`);
+    return null;
+  } catch {
+    return `the Host header "${host}" is not a host name with an optional port from 1 to 65535`;
+  }
+}

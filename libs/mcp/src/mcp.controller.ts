@@ -1,7 +1,7 @@
 import { All, Controller, Get, Logger, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiExcludeController, AppConfig, mapError } from '@app/common';
-import { refusedHost } from './allowed-hosts.js';
+import { malformedHost, refusedHost } from './allowed-hosts.js';
 import { McpHttpSessions, refuse } from './mcp-http.sessions.js';
 import { McpRegistry } from './mcp.registry.js';
 
@@ -41,6 +41,11 @@ export class McpController {
   }
 
   private allowed(req: Request, res: Response): boolean {
+    const malformed = malformedHost(req.headers.host);
+    if (malformed !== null) {
+      refuse(res, 400, `Bad Request: ${malformed}; send the host name (and port) the service is reached by`);
+      return false;
+    }
     const refused = refusedHost({ host: req.headers.host, origin: req.headers.origin }, this.config.MCP_ALLOWED_HOSTS);
     if (refused === null) return true;
     refuse(res, 403, `Forbidden: ${refused} is not an allowed host for /mcp (DNS rebinding protection); the operator allows more hosts with MCP_ALLOWED_HOSTS`);
