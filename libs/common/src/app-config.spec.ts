@@ -39,6 +39,7 @@ describe('loadConfig', () => {
     ['PORT', 'eighty'],
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_URL', 'file::memory:'],
     ['LOG_LEVEL', 'loud'],
     ['LOG_FORMAT', 'xml'],
     ['METRICS_PORT', 'nine'],

@@ -15,6 +15,7 @@ import {
   Max,
   Min,
   MinLength,
+  NotContains,
   validateSync,
 } from 'class-validator';
 
@@ -46,6 +47,8 @@ export class AppConfig {
   @Matches(/^(file:.+|postgres(ql)?:\/\/.+)$/, {
     message: 'DATABASE_URL must be file:<path> (SQLite) or postgresql://… (PostgreSQL)',
   })
+  // The migrator and the service each open their own connection: in memory, each gets an empty database of its own.
+  @NotContains(':memory:', { message: 'DATABASE_URL cannot be an in-memory SQLite database (:memory:): the service would run on an empty one; give a file path, e.g. file:/tmp/agent-manager.db' })
   DATABASE_URL: string;
 
   @IsOptional()
