@@ -1,4 +1,4 @@
-import type { SqlDriverAdapter, Transaction } from '@prisma/driver-adapter-utils';
+import type { IsolationLevel, SqlDriverAdapter, Transaction } from '@prisma/driver-adapter-utils';
 
 /**
  * Prisma's better-sqlite3 adapter runs every query on its one connection. It orders transactions
@@ -15,24 +15,18 @@ import type { SqlDriverAdapter, Transaction } from '@prisma/driver-adapter-utils
 export function queueAroundTransactions(connection: SqlDriverAdapter): void {
   /** Settles when the open transaction ends; undefined while none is open. */
   let open: Promise<void> | undefined;
-  const { queryRaw, executeRaw, executeScript, startTransaction } = connection;
-
   // The loop's last check and the call that follows it run without an await between them, so no
   // transaction can begin in between.
-  connection.queryRaw = async (query) => {
+  const outside = <A extends unknown[], R>(run: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
     while (open) await open;
-    return queryRaw.call(connection, query);
+    return run(...args);
   };
-  connection.executeRaw = async (query) => {
-    while (open) await open;
-    return executeRaw.call(connection, query);
-  };
-  connection.executeScript = async (script) => {
-    while (open) await open;
-    return executeScript.call(connection, script);
-  };
-  connection.startTransaction = async (isolationLevel) => {
-    while (open) await open;
+  connection.queryRaw = outside(connection.queryRaw.bind(connection));
+  connection.executeRaw = outside(connection.executeRaw.bind(connection));
+  connection.executeScript = outside(connection.executeScript.bind(connection));
+
+  const startTransaction = connection.startTransaction.bind(connection);
+  connection.startTransaction = outside(async (isolationLevel?: IsolationLevel) => {
     let end!: () => void;
     open = new Promise<void>((resolve) => (end = resolve));
     const close = () => {
@@ -41,27 +35,21 @@ export function queueAroundTransactions(connection: SqlDriverAdapter): void {
     };
     let transaction: Transaction;
     try {
-      transaction = await startTransaction.call(connection, isolationLevel);
+      transaction = await startTransaction(isolationLevel);
     } catch (error) {
       close();
       throw error;
     }
     // Prisma runs COMMIT or ROLLBACK as a statement first, then calls these: the transaction has ended.
-    const { commit, rollback } = transaction;
-    transaction.commit = async () => {
+    const ending = (finish: () => Promise<void>) => async () => {
       try {
-        await commit.call(transaction);
+        await finish();
       } finally {
         close();
       }
     };
-    transaction.rollback = async () => {
-      try {
-        await rollback.call(transaction);
-      } finally {
-        close();
-      }
-    };
+    transaction.commit = ending(transaction.commit.bind(transaction));
+    transaction.rollback = ending(transaction.rollback.bind(transaction));
     return transaction;
-  };
+  });
 }
