@@ -20,7 +20,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startControlPlane, startPostgres } from './lib/infra.mjs';
 import { chartValuesOf, helmWriteArgs, SEED_LABEL, seedAgents } from './lib/seed.mjs';
 import { HELM_BIN, ROOT, startService } from './lib/service.mjs';
-import { fmt, interleave, perRound, printTable, summary } from './lib/stats.mjs';
+import { fmt, interleave, perRound, printTable, summary, time } from './lib/stats.mjs';
 
 const run = promisify(execFile);
 const SCALE = Number(process.env.BENCH_ROUNDS ?? 1);
@@ -60,10 +60,19 @@ function figure(entry) {
   return entry;
 }
 
+/**
+ * Sets `target.floor`: the same figure for a server of the service's kind doing none of its work
+ * (`floor`, a ratio figure whose B is the same as the target's), which the targets table prints
+ * beside it. Only where any work the service adds can only move the ratio away from its target.
+ */
+function floorOf(target, floor) {
+  target.floor = { id: floor.id, ratio: floor.ratio, ratioOf: floor.ratioOf };
+}
+
 function ratioFigure({ id, section, label, a, b, invert = false, target, limit, unit = 'ms', extra }) {
   const ratio = invert ? b.median / a.median : a.median / b.median;
   const met = limit === undefined ? undefined : invert ? ratio >= limit : ratio <= limit;
-  return figure({ id, section, label, a, b, unit, ratio, ratioOf: invert ? 'B/A' : 'A/B', perRound: perRound(a, b, invert), target, met, ...extra });
+  return figure({ id, section, label, a, b, unit, ratio, ratioOf: invert ? 'B/A' : 'A/B', perRound: perRound(a, b, invert), target, limit, met, ...extra });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -240,73 +249,115 @@ async function writes(service, kubeconfig) {
   ratioFigure({ id: 'delete_vs_helm_uninstall', section: 'writes', label: 'delete  vs  helm uninstall', a: remove[0], b: remove[1] });
 }
 
-/**
- * A bare node:http server in a process of its own, answering every request with `body` (JSON):
- * the least any Node service could cost here, measured the same way as the service.
- */
-const BARE_SERVER = `
-import { createServer } from 'node:http';
-const body = process.argv[1];
-const server = createServer((req, res) => { req.resume(); res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body); });
-server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
-`;
-
-async function startBareServer(body) {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_SERVER, body], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** A floor server (bench/lib/floor-server.mjs) in a process of its own, answering with `answers`; `kind` node (node:http) or nest. */
+async function startFloorServer(kind, answers) {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'lib', 'floor-server.mjs'), kind, JSON.stringify(answers)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [chunk] = await once(child.stdout, 'data');
   return { base: `http://127.0.0.1:${String(chunk).trim()}`, stop: async () => { child.kill('SIGTERM'); await once(child, 'exit'); } };
 }
 
 /**
- * REST get_agent (keep-alive node:http) against `helm get values -o json` of the same release,
- * interleaved. Two rows without a target say what the ratio is made of on this machine: the same
- * GET back to back (no helm run between two requests), and a bare node:http server answering the
- * same bytes, interleaved with the same helm runs (the floor: what any Node service would cost
- * right after a helm process here).
+ * REST get_agent (keep-alive node:http) against `helm get values -o json` of the same release.
+ * Each round runs, for each GET in turn (their order rotating), a helm run and then that GET, so
+ * every GET is timed right after a helm process, as in a workload that mixes the two. Two floors
+ * are timed the same way, each a process of its own answering the same bytes with none of the
+ * service's work: a bare node:http server (what any Node service would cost here) and a bare Nest
+ * app on Express (what the service's framework costs before the service does anything). A row
+ * without a target adds the same GET back to back (no helm run between two requests).
  */
 async function reads(service, kubeconfig) {
-  log(`reads: ${READ_ROUNDS} interleaved rounds of get_agent, helm get values and a bare server's GET`);
+  log(`reads: ${READ_ROUNDS} rounds of helm get values, each followed by a GET of the service, a bare node:http server or a bare Nest app`);
   await expectStatus(api(service.base, 'POST', '/api/v1/agents', createBody('svc-read', 0)), 201, 'create svc-read');
   for (let i = 0; i < 10; i++) await get(service.base, `/api/v1/agents/${NS}/svc-read`); // warm-up
   const sample = await get(service.base, `/api/v1/agents/${NS}/svc-read`);
-  const bare = await startBareServer(JSON.stringify(sample.body));
-  const bareAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const answers = { rest: JSON.stringify(sample.body) };
+  const floors = { node: await startFloorServer('node', answers), nest: await startFloorServer('nest', answers) };
+  const agents = { node: new Agent({ keepAlive: true, maxSockets: 1 }), nest: new Agent({ keepAlive: true, maxSockets: 1 }) };
+  const path = `/api/v1/agents/${NS}/svc-read`;
+  const gets = {
+    service: () => expectStatus(get(service.base, path), 200, 'get svc-read'),
+    node: () => expectStatus(get(floors.node.base, path, agents.node), 200, 'bare node:http GET'),
+    nest: () => expectStatus(get(floors.nest.base, path, agents.nest), 200, 'bare Nest app GET'),
+  };
   try {
-    for (let i = 0; i < 10; i++) await get(bare.base, '/', bareAgent); // warm-up
-    const [rest, helmGet, bareGet] = await interleave(READ_ROUNDS, [
-      () => expectStatus(get(service.base, `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read'),
-      () => helm(kubeconfig, ['get', 'values', 'svc-read', '--namespace', NS, '-o', 'json']),
-      () => expectStatus(get(bare.base, '/', bareAgent), 200, 'bare server GET'),
-    ]);
-    const [backToBack] = await interleave(READ_ROUNDS, [() => expectStatus(get(service.base, `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read')]);
-    ratioFigure({ id: 'helm_get_values_vs_get_agent', section: 'reads', label: 'get_agent (REST)  vs  helm get values', a: rest, b: helmGet, invert: true, target: '≥ 50×', limit: 50 });
-    ratioFigure({ id: 'helm_get_values_vs_bare_server', section: 'reads', label: "a bare node:http server's GET  vs  helm get values (the floor)", a: bareGet, b: helmGet, invert: true });
+    for (const kind of ['node', 'nest']) for (let i = 0; i < 10; i++) await gets[kind](); // warm-up
+    const kinds = Object.keys(gets);
+    const timed = Object.fromEntries(kinds.map((kind) => [kind, { get: [], helm: [] }]));
+    for (let round = 0; round < READ_ROUNDS; round++) {
+      for (let k = 0; k < kinds.length; k++) {
+        const kind = kinds[(round + k) % kinds.length];
+        timed[kind].helm.push(await time(() => helm(kubeconfig, ['get', 'values', 'svc-read', '--namespace', NS, '-o', 'json'])));
+        timed[kind].get.push(await time(gets[kind]));
+      }
+    }
+    const [backToBack] = await interleave(READ_ROUNDS, [gets.service]);
+    const of = (samples) => Object.defineProperty(summary(samples), 'samples', { value: samples, enumerable: false });
+    const row = (kind) => ({ a: of(timed[kind].get), b: of(timed[kind].helm), invert: true });
+    const target = ratioFigure({ id: 'helm_get_values_vs_get_agent', section: 'reads', label: 'get_agent (REST)  vs  helm get values', ...row('service'), target: '≥ 50×', limit: 50 });
+    ratioFigure({ id: 'helm_get_values_vs_bare_server', section: 'reads', label: "floor: a bare node:http server's GET  vs  helm get values", ...row('node') });
+    floorOf(target, ratioFigure({ id: 'helm_get_values_vs_bare_nest', section: 'reads', label: "floor: a bare Nest app's GET (the service's framework)  vs  helm get values", ...row('nest') }));
     figure({ id: 'get_agent_back_to_back', section: 'reads', label: 'get_agent (REST), back to back (no helm run between)', a: backToBack, unit: 'ms' });
   } finally {
     keepAlive.destroy();
-    bareAgent.destroy();
-    await bare.stop();
+    for (const agent of Object.values(agents)) agent.destroy();
+    for (const floor of Object.values(floors)) await floor.stop();
   }
 }
 
-/** MCP tools/call get_agent (the SDK client over Streamable HTTP) against its REST twin. */
+/**
+ * MCP tools/call get_agent (the SDK client over Streamable HTTP) against its REST twin (fetch).
+ * The same pair then runs against a node:http server replaying the service's own answers
+ * (initialize, the tools/call result, the agent) with no work at all: what is left there is the
+ * two clients' own difference (the SDK client's work per call, a POST against a GET, an answer
+ * carrying the agent twice, as text and as structuredContent). The service's gap less that one
+ * is the MCP door's own cost. That pair is no floor of the ratio: a fixed client gap weighs less
+ * the longer the server takes, so a slower server would come nearer 1×.
+ */
 async function mcp(service) {
-  log(`mcp: ${MCP_ROUNDS} interleaved pairs of tools/call get_agent and GET`);
-  const client = new Client({ name: 'agent-manager-bench', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`)));
+  log(`mcp: ${MCP_ROUNDS} interleaved pairs of tools/call get_agent and GET, against the service and against a server replaying its answers`);
+  const pair = async (base) => {
+    const client = new Client({ name: 'agent-manager-bench', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    try {
+      const call = async () => {
+        const result = await client.callTool({ name: 'get_agent', arguments: { namespace: NS, name: 'svc-read' } });
+        if (result.isError) throw new Error(`get_agent over MCP failed: ${JSON.stringify(result.content)}`);
+      };
+      const rest = () => expectStatus(api(base, 'GET', `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read');
+      for (let i = 0; i < 10; i++) await call(); // warm-up
+      return await interleave(MCP_ROUNDS, [call, rest]);
+    } finally {
+      await client.close();
+    }
+  };
+  const [viaMcp, viaRest] = await pair(service.base);
+  ratioFigure({ id: 'mcp_vs_rest_get_agent', section: 'reads', label: 'MCP get_agent  vs  REST get_agent', a: viaMcp, b: viaRest, target: '≤ 1.20×', limit: 1.2 });
+  const floor = await startFloorServer('node', await recordedAnswers(service.base));
   try {
-    const call = async () => {
-      const result = await client.callTool({ name: 'get_agent', arguments: { namespace: NS, name: 'svc-read' } });
-      if (result.isError) throw new Error(`get_agent over MCP failed: ${JSON.stringify(result.content)}`);
-    };
-    for (let i = 0; i < 10; i++) await call(); // warm-up
-    const [viaMcp, viaRest] = await interleave(MCP_ROUNDS, [call, () => expectStatus(api(service.base, 'GET', `/api/v1/agents/${NS}/svc-read`), 200, 'get svc-read')]);
-    ratioFigure({ id: 'mcp_vs_rest_get_agent', section: 'reads', label: 'MCP get_agent  vs  REST get_agent', a: viaMcp, b: viaRest, target: '≤ 1.20×', limit: 1.2 });
+    const [floorMcp, floorRest] = await pair(floor.base);
+    ratioFigure({ id: 'mcp_vs_rest_replayed', section: 'reads', label: "the clients' own: the same pair against a server replaying the service's answers", a: floorMcp, b: floorRest });
+    const own = viaMcp.median - viaRest.median - (floorMcp.median - floorRest.median);
+    figure({ id: 'mcp_door_own_ms', section: 'reads', label: "the MCP door's own cost over REST (the service's gap less the replaying server's)", value: own, unit: 'ms' });
   } finally {
-    await client.close();
+    await floor.stop();
   }
   await sameClient(service);
+}
+
+/** The service's answers to a GET of svc-read and, in a session, to initialize and tools/call get_agent: bytes and content types, for the MCP floor. */
+async function recordedAnswers(base) {
+  const rest = await fetch(`${base}/api/v1/agents/${NS}/svc-read`);
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const post = async (body, session) => {
+    const res = await fetch(`${base}/mcp`, { method: 'POST', headers: session ? { ...headers, 'mcp-session-id': session } : headers, body: JSON.stringify(body) });
+    return { session: res.headers.get('mcp-session-id'), type: res.headers.get('content-type'), text: await res.text() };
+  };
+  const initialize = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'agent-manager-bench', version: '1.0.0' } } });
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, initialize.session);
+  const call = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_agent', arguments: { namespace: NS, name: 'svc-read' } } }, initialize.session);
+  await fetch(`${base}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': initialize.session } });
+  if (!/json/.test(call.type ?? '') || !JSON.parse(call.text).result || JSON.parse(call.text).result.isError) throw new Error(`tools/call get_agent answered ${call.type}: ${call.text}`);
+  return { rest: await rest.text(), mcp: { initialize: { type: initialize.type, text: initialize.text }, call: { type: call.type, text: call.text } } };
 }
 
 /**
@@ -581,13 +632,17 @@ function printAll() {
     targeted.map((f) => ({
       figure: `${f.section}: ${f.label}`,
       a: f.counts ? Object.entries(f.counts).map(([s, n]) => `${n}×${s}`).join(', ') : f.ratio === undefined ? fmt(f.a.median, f.unit) : `${f.ratio.toFixed(2)}× (${f.ratioOf})`,
+      b: f.floor ? `${f.floor.ratio.toFixed(2)}× (${f.floor.ratioOf})` : '',
       rounds: roundsOf(f),
       target: f.target,
       met: f.met,
     })),
-    ['figure', 'measured', '', '', 'per round (p25–p75)', 'target', ''],
+    ['figure', 'measured', 'floor', '', 'per round (p25–p75)', 'target', ''],
   );
   console.log(`\n${targeted.filter((f) => f.met).length} of ${targeted.length} targets met`);
+  for (const f of targeted.filter((t) => t.floor && !t.met && (t.ratioOf === 'B/A' ? t.floor.ratio < t.limit : t.floor.ratio > t.limit))) {
+    console.log(`${f.section}: ${f.label}: its target (${f.target}) lies beyond its floor (${f.floor.ratio.toFixed(2)}×), what a server doing none of the service's work measures here`);
+  }
 }
 
 /** The ratio round by round, as the table prints it: median (p25–p75). */
