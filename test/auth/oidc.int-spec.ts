@@ -3,11 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { importJWK, SignJWT, UnsecuredJWT } from 'jose';
-import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { AppError } from '@app/common';
 import {
   ApiTokens,
   Authenticator,
+  mcpBearerAuth,
   OidcVerifier,
   parseApiTokens,
   principalOf,
@@ -140,7 +140,7 @@ describe('API tokens beside OIDC', () => {
   });
 });
 
-describe('the MCP SDK bearer middleware over PrincipalTokenVerifier', () => {
+describe('the /mcp bearer check (mcpBearerAuth over PrincipalTokenVerifier)', () => {
   let server: Server;
   let base: string;
   const seen: (Principal | undefined)[] = [];
@@ -148,11 +148,15 @@ describe('the MCP SDK bearer middleware over PrincipalTokenVerifier', () => {
   beforeAll(async () => {
     const app = express();
     const resourceMetadataUrl = protectedResourceMetadataUrl('http://127.0.0.1/mcp');
-    const verifierAdapter = new PrincipalTokenVerifier(new Authenticator({ oidc: verifier(), tokens: new ApiTokens(parseApiTokens(`- {name: pipeline, sha256: ${sha256Hex(PIPELINE_TOKEN)}}`)) }));
-    app.post('/mcp', requireBearerAuth({ verifier: verifierAdapter, resourceMetadataUrl }), (req, res) => {
+    const tokens = new ApiTokens(parseApiTokens(`- {name: pipeline, sha256: ${sha256Hex(PIPELINE_TOKEN)}}`));
+    const handler = (req: express.Request, res: express.Response) => {
       seen.push(principalOf((req as express.Request & { auth?: never }).auth));
       res.json({ ok: true });
-    });
+    };
+    app.post('/mcp', mcpBearerAuth(new PrincipalTokenVerifier(new Authenticator({ oidc: verifier(), tokens })), resourceMetadataUrl), handler);
+    // An issuer that was never reachable: its discovery fails.
+    const unreachable = new OidcVerifier({ issuer: 'http://127.0.0.1:9', audience: AUDIENCE, timeoutMs: 1000 });
+    app.post('/mcp-outage', mcpBearerAuth(new PrincipalTokenVerifier(new Authenticator({ oidc: unreachable, tokens })), resourceMetadataUrl), handler);
     server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -182,6 +186,21 @@ describe('the MCP SDK bearer middleware over PrincipalTokenVerifier', () => {
     const header = expired.headers.get('www-authenticate')!;
     expect(header).toMatch(/^Bearer error="invalid_token", error_description="[^"]*has expired[^"]*", resource_metadata="[^"]+"$/);
     expect(((await expired.json()) as { error: string }).error).toBe('invalid_token');
+    const wrongScheme = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: `Basic ${PIPELINE_TOKEN}` } });
+    expect(wrongScheme.status).toBe(401);
+    expect(await wrongScheme.json()).toEqual({ error: 'invalid_token', error_description: "Invalid Authorization header format, expected 'Bearer TOKEN'" });
+  });
+
+  it('answers 503 (a retry may succeed), not 401 or 500, while the issuer cannot be reached; API tokens still pass', async () => {
+    const res = await fetch(`${base}/mcp-outage`, { method: 'POST', headers: { authorization: `Bearer ${await issuer.token()}` } });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('www-authenticate')).toBeNull();
+    const body = (await res.json()) as { jsonrpc: string; error: { message: string } };
+    expect(body.jsonrpc).toBe('2.0');
+    expect(body.error.message).toMatch(/^Service Unavailable: cannot verify bearer tokens: the OpenID discovery of http:\/\/127\.0\.0\.1:9 is not usable/);
+    const before = seen.length;
+    expect((await fetch(`${base}/mcp-outage`, { method: 'POST', headers: { authorization: `Bearer ${PIPELINE_TOKEN}` } })).status).toBe(200);
+    expect(seen.slice(before).map((p) => p?.subject)).toEqual(['token:pipeline']);
   });
 });
 

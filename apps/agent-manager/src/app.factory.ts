@@ -55,7 +55,7 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   if (config.METRICS_PORT === undefined) serveMetrics(app, app.get(Metrics));
   hardenHttp(app, config);
   serveProtectedResourceMetadata(app, config);
-  await requireMcpBearer(app, config);
+  requireMcpBearer(app, config);
   app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES });
   app.useGlobalFilters(new ErrorFilter(config));
   serveApiDocs(app, 'docs', OPENAPI_PATH, () => openApiDocument(app));

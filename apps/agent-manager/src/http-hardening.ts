@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { Authenticator, PrincipalTokenVerifier, protectedResourceMetadata, protectedResourceMetadataUrl, wwwAuthenticate } from '@app/auth';
+import { Authenticator, mcpBearerAuth, PrincipalTokenVerifier, protectedResourceMetadata, protectedResourceMetadataUrl, wwwAuthenticate } from '@app/auth';
 import { AppError, type AppConfig } from '@app/common';
 import { refusedHost } from '@app/mcp';
 
@@ -68,11 +68,10 @@ export function restChallenge(config: AppConfig, error: AppError): string {
   return wwwAuthenticate(protectedResourceMetadataUrl(config.publicUrl), error.message.startsWith('authentication is required') ? undefined : { description: error.message });
 }
 
-/** The bearer middleware of /mcp (the MCP SDK's), over the service's own verifier; nothing with auth off. */
-export async function requireMcpBearer(app: NestExpressApplication, config: AppConfig): Promise<void> {
+/** The bearer check of /mcp (mcpBearerAuth: the MCP SDK's answers, 503 while the issuer is unreachable), over the service's own verifier; nothing with auth off. */
+export function requireMcpBearer(app: NestExpressApplication, config: AppConfig): void {
   if (!app.get(Authenticator).enabled) return;
-  const { requireBearerAuth } = await import('@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js');
-  const bearer = requireBearerAuth({ verifier: app.get(PrincipalTokenVerifier), resourceMetadataUrl: protectedResourceMetadataUrl(`${config.publicUrl}/mcp`) });
+  const bearer = mcpBearerAuth(app.get(PrincipalTokenVerifier), protectedResourceMetadataUrl(`${config.publicUrl}/mcp`));
   app.use('/mcp', (req: Request, res: Response, next: NextFunction) => {
     if (req.path === '/toolsets' || req.path === '/toolsets/') return next();
     void bearer(req, res, next);

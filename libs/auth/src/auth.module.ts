@@ -59,8 +59,8 @@ class AuthStartup implements OnApplicationBootstrap {
 
 /**
  * Authentication and authorization for both doors: Authenticator (Authorization header →
- * principal), Authorizer (the policy), PrincipalTokenVerifier (for the MCP SDK's bearer
- * middleware). The token and policy files are read and validated when the module starts.
+ * principal), Authorizer (the policy), PrincipalTokenVerifier (for the bearer check of
+ * /mcp). The token and policy files are read and validated when the module starts.
  */
 @Module({})
 export class AuthModule {

@@ -15,6 +15,6 @@ export type { OidcAuthentication, OidcVerifierOptions } from './oidc-verifier.js
 export { loadApiTokensFile, loadPolicyFile } from './auth-files.js';
 export { protectedResourceMetadata, protectedResourceMetadataUrl, wwwAuthenticate } from './protected-resource.js';
 export type { ProtectedResourceMetadata } from './protected-resource.js';
-export { PrincipalTokenVerifier, principalOf } from './mcp-token-verifier.js';
+export { mcpBearerAuth, PrincipalTokenVerifier, principalOf } from './mcp-token-verifier.js';
 export { AUTH_OPERATIONS, AuthModule } from './auth.module.js';
 export type { AuthModuleAsyncOptions } from './auth.module.js';
