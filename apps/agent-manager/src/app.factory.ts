@@ -63,12 +63,15 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   return app;
 }
 
+/** After the writes drained, how long closing may wait for open requests before their connections are cut (within the pod's 15 s margin). */
+export const CLOSE_GRACE_MS = 5_000;
+
 /**
  * On SIGTERM/SIGINT: readiness goes false first (the load balancer stops routing here),
  * new writes are refused with 503, running helm operations get SHUTDOWN_TIMEOUT_SECONDS to
- * finish, then the app and its store close, the spans still buffered are sent, and the metrics
- * port (METRICS_PORT) closes last, so a scrape during the drain still sees the final counts.
- * A second signal exits at once.
+ * finish, then the app and its store close (requests still open CLOSE_GRACE_MS later are cut),
+ * the spans still buffered are sent, and the metrics port (METRICS_PORT) closes last, so a
+ * scrape during the drain still sees the final counts. A second signal exits at once.
  */
 export function drainOnShutdown(app: INestApplication, config: AppConfig, metricsServer?: Server): void {
   const logger = new Logger('Shutdown');
@@ -85,7 +88,15 @@ export function drainOnShutdown(app: INestApplication, config: AppConfig, metric
     logger.log(`${signal}: readiness is false; waiting up to ${config.SHUTDOWN_TIMEOUT_SECONDS}s for running writes`);
     const finished = await writes.drain(config.SHUTDOWN_TIMEOUT_SECONDS * 1000);
     if (!finished) logger.warn('running writes did not finish in time; their operations stay pending and are resolved at the next start');
+    // Closing waits for the requests still open; a client that stopped sending holds one until the
+    // server's 30 s request timeout, past the pod's grace period: cut them instead.
+    const server = app.getHttpServer() as Server;
+    const cut = setTimeout(() => {
+      logger.warn(`requests still open ${CLOSE_GRACE_MS / 1000}s into closing: cutting their connections`);
+      server.closeAllConnections();
+    }, CLOSE_GRACE_MS);
     await app.close();
+    clearTimeout(cut);
     await Tracing.shutdown().catch((error: unknown) => logger.warn(`sending the last spans failed: ${(error as Error).message}`));
     await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
     logger.log('stopped');
