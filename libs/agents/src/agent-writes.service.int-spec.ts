@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { AppError, loadConfig } from '@app/common';
 import { Store } from '@app/store';
-import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
-import { AgentLeaseRepository, recoveryOwner } from './agent-lease.repository.js';
+import { freshDatabaseUrl, testStoreProvider, type FreshDatabase } from '../../../test/support/test-app.js';
+import { AgentLeaseRepository, recoveryOwner, type LeaseHolder } from './agent-lease.repository.js';
 import { AgentWrites, UncertainWrite, type KeyHooks } from './agent-writes.service.js';
 import { AgentsRepository } from './agents.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
@@ -91,6 +91,30 @@ describe(AgentWrites.name, () => {
   it('frees the lease when the write is done, so the next write runs', async () => {
     await writes.exclusive('ns', 'free', settled, async () => 'first');
     await expect(writes.exclusive('ns', 'free', settled, async () => 'second')).resolves.toBe('second');
+  });
+
+  it('waits in line at its poll interval, without a busy loop, on a replica whose clock runs ahead of the store', async () => {
+    // Named fake: the real lease rows as a replica whose clock is 10 s ahead of the store's sees them.
+    class SkewedLeases extends AgentLeaseRepository {
+      attempts = 0;
+      override async acquire(...args: Parameters<AgentLeaseRepository['acquire']>) {
+        this.attempts++;
+        const lease = await super.acquire(...args);
+        return lease.acquired ? lease : { ...lease, holder: ahead(lease.holder) };
+      }
+      override async holder(key: string) {
+        const holder = await super.holder(key);
+        return holder && ahead(holder);
+      }
+    }
+    const ahead = (holder: LeaseHolder): LeaseHolder => ({ ...holder, expiresAt: new Date(holder.expiresAt.getTime() - 10_000) });
+    const skewed = new SkewedLeases(store);
+    const short = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', WRITE_QUEUE_SECONDS: '1' });
+    expect((await leases.acquire('ns/skewed', 'replica-b', 'op-held', 5_000)).acquired).toBe(true);
+    const refusal = await new AgentWrites(short, skewed, new IdempotencyRepository(store), store).exclusive('ns', 'skewed', settled, async () => 'never').catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'conflict' });
+    // One second in line at a 100 ms poll: about ten tries, not one after another as fast as the store answers.
+    expect(skewed.attempts).toBeLessThanOrEqual(15);
   });
 });
 
@@ -213,6 +237,36 @@ describe(`${AgentWrites.name} with a lost SQLite file`, () => {
     } finally {
       await store.client.$disconnect();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// SQLite serves one host: its store clock is the process's. Only PostgreSQL has replicas whose clocks can differ.
+(testStoreProvider() === 'postgresql' ? describe : describe.skip)(`${IdempotencyRepository.name} on replicas whose clocks differ`, () => {
+  let db: FreshDatabase;
+  let store: Store;
+
+  beforeAll(async () => {
+    db = await freshDatabaseUrl();
+    store = await Store.open(db.url);
+  });
+
+  afterAll(async () => {
+    jest.useRealTimers();
+    await store?.client.$disconnect();
+    await db?.drop();
+  });
+
+  it("sees another replica's live claim as pending, not lapsed, from a replica whose clock runs an hour ahead", async () => {
+    const keys = new IdempotencyRepository(store);
+    expect(await keys.claim('skewed', 'same request', 30_000)).toEqual({ kind: 'claimed' });
+    // Named fake: this process's clock (Date only; timers stay real for the database driver) an hour ahead of the store's.
+    jest.useFakeTimers({ now: Date.now() + 3_600_000, doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    try {
+      expect(await keys.claim('skewed', 'same request', 30_000)).toMatchObject({ kind: 'pending', expired: false });
+      expect(await keys.takeOver('skewed', null, 30_000)).toBe(false);
+    } finally {
+      jest.useRealTimers();
     }
   });
 });

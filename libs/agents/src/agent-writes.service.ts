@@ -185,12 +185,14 @@ export class AgentWrites {
       if (lease.acquired) return lease;
       const until = isRecoveryHolder(lease.holder) ? recoveryDeadline : deadline;
       if (Date.now() >= until) return lease;
-      // Wait by reading, not by inserting: a refused insert is an error in PostgreSQL's log.
-      let holder: LeaseHolder | null = lease.holder;
-      while (holder && holder.expiresAt.getTime() > Date.now() && Date.now() < until) {
+      // Wait by reading, not by inserting: a refused insert is an error in PostgreSQL's log. At
+      // least one poll before the next try: the expiry is on the store's clock, and this
+      // replica's may run ahead of it (the holder looks expired here while the store refuses).
+      let holder: LeaseHolder | null;
+      do {
         await sleep(LINE_POLL_MS);
         holder = await this.leases.holder(key);
-      }
+      } while (holder && holder.expiresAt.getTime() > Date.now() && Date.now() < until);
     }
   }
 

@@ -32,9 +32,10 @@ export interface KeptAnswer {
 type Tx = Pick<StoreClient, 'idempotencyRecord'>;
 
 /**
- * First answers to writes sent with an idempotency key, kept until they expire. A claim is linked
- * to the operation its write journals, so a retry after a crash or a store failure finds out from
- * the journal what became of the first run instead of running the write a second time.
+ * First answers to writes sent with an idempotency key, kept until they expire (on the store's
+ * clock, as leases are). A claim is linked to the operation its write journals, so a retry after
+ * a crash or a store failure finds out from the journal what became of the first run instead of
+ * running the write a second time.
  */
 @Injectable()
 export class IdempotencyRepository {
@@ -44,13 +45,18 @@ export class IdempotencyRepository {
     return this.store.client;
   }
 
+  /** `ms` from now on the store's clock, as every expiry here is: replicas whose clocks differ agree on which claims lapsed. */
+  private async storeTime(ms: number): Promise<Date> {
+    return new Date((await this.store.now()).getTime() + ms);
+  }
+
   /**
    * Claims the key for this request, or says what holds it. A claim is pending for `pendingMs`
    * unless renewed. A lapsed claim that journaled no operation is taken over at once (nothing
    * of it can have landed); one that did is left to the caller, who settles that operation first.
    */
   async claim(key: string, requestHash: string, pendingMs: number): Promise<Claim> {
-    const now = new Date();
+    const now = await this.store.now();
     await this.db.idempotencyRecord.deleteMany({ where: { key, expiresAt: { lt: now }, OR: [{ state: 'done' }, { operationId: null }] } });
     try {
       await this.db.idempotencyRecord.create({ data: { key, requestHash, state: 'pending', expiresAt: new Date(now.getTime() + pendingMs) } });
@@ -71,7 +77,7 @@ export class IdempotencyRepository {
    * the retry runs the write. False when someone else took it first.
    */
   async takeOver(key: string, operationId: string | null, pendingMs: number): Promise<boolean> {
-    const now = new Date();
+    const now = await this.store.now();
     const taken = await this.db.idempotencyRecord.updateMany({
       where: { key, state: 'pending', operationId, expiresAt: { lt: now } },
       data: { operationId: null, expiresAt: new Date(now.getTime() + pendingMs) },
@@ -81,12 +87,12 @@ export class IdempotencyRepository {
 
   /** Keeps a pending claim alive while its write runs. */
   async renew(key: string, pendingMs: number): Promise<void> {
-    await this.db.idempotencyRecord.updateMany({ where: { key, state: 'pending' }, data: { expiresAt: new Date(Date.now() + pendingMs) } });
+    await this.db.idempotencyRecord.updateMany({ where: { key, state: 'pending' }, data: { expiresAt: await this.storeTime(pendingMs) } });
   }
 
   /** Lets a claim lapse now (its write stopped without an answer), so a retry settles its operation at once. */
   async lapse(key: string): Promise<void> {
-    await this.db.idempotencyRecord.updateMany({ where: { key, state: 'pending' }, data: { expiresAt: new Date(Date.now() - 1) } });
+    await this.db.idempotencyRecord.updateMany({ where: { key, state: 'pending' }, data: { expiresAt: await this.storeTime(-1) } });
   }
 
   /**
@@ -97,7 +103,7 @@ export class IdempotencyRepository {
   async complete(key: string, answer: StoredAnswer, ttlMs: number, tx: Tx = this.db, operationId?: string): Promise<boolean> {
     const done = await tx.idempotencyRecord.updateMany({
       where: { key, state: 'pending', ...(operationId ? { operationId } : {}) },
-      data: { state: 'done', status: answer.status, response: answer.body as Prisma.InputJsonValue, expiresAt: new Date(Date.now() + ttlMs) },
+      data: { state: 'done', status: answer.status, response: answer.body as Prisma.InputJsonValue, expiresAt: await this.storeTime(ttlMs) },
     });
     return done.count === 1;
   }
@@ -115,7 +121,7 @@ export class IdempotencyRepository {
    * whose operation a retry may still settle is kept for `keepMs` more.
    */
   async purgeExpired(keepMs: number): Promise<number> {
-    const now = Date.now();
+    const now = (await this.store.now()).getTime();
     const purged = await this.db.idempotencyRecord.deleteMany({
       where: {
         OR: [
