@@ -3,7 +3,7 @@ import type { ApiTokens } from './api-tokens.js';
 import type { OidcVerifier } from './oidc-verifier.js';
 import { ANONYMOUS, type Principal } from './principal.js';
 
-/** A verified caller, with what the MCP SDK's bearer middleware needs beside the principal. */
+/** A verified caller, with what the MCP door's AuthInfo needs beside the principal. */
 export interface Authentication {
   principal: Principal;
   /** Seconds since the epoch; undefined for API tokens, which do not expire. */

@@ -52,7 +52,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, Math.max(1000, this.idleMs / 4))).unref();
   }
 
-  /** `req.auth` is the MCP SDK bearer middleware's (authentication on); without it the caller is anonymous. */
+  /** `req.auth` is set by the bearer check of /mcp (mcpBearerAuth, authentication on); without it the caller is anonymous. */
   async handle(req: McpRequest, res: ServerResponse, query: string): Promise<void> {
     const principal = principalOf(req.auth) ?? ANONYMOUS;
     const header = req.headers['mcp-session-id'];
