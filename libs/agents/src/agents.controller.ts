@@ -348,7 +348,7 @@ export class AgentsController {
   async validate(@Body() body: unknown, @Req() req: Request): Promise<ValidateResultDto> {
     bodyOnly(req);
     const command = readValidateCommand(body);
-    await this.access.authorizeValidate(command.input);
+    await this.access.authorizeValidate(command);
     return this.agents.validate(command);
   }
 

@@ -1,8 +1,7 @@
-import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsISO8601, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS, SELECTOR_PATTERN } from '@app/toolset';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
-import { IsLabelSelector, IsMetadataMap, IsToolset, Optional } from './agents.validators.js';
+import { IsLabelSelector, IsMetadataMap, IsToolset, Optional, WholeNumberText } from './agents.validators.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_MESSAGE = (field: string, max: number) =>
@@ -285,7 +284,7 @@ export class ListAgentsQueryDto {
 
   @ApiPropertyOptional({ description: 'Page size, 1 to 100', type: 'integer', default: 20, minimum: 1, maximum: 100 })
   @Optional()
-  @Type(() => Number)
+  @WholeNumberText()
   @IsInt({ message: 'limit must be a whole number from 1 to 100' })
   @Min(1)
   @Max(100)
@@ -355,17 +354,21 @@ export class ListOperationsQueryDto {
   @Optional()
   @IsString()
   @Matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, { message: 'since must be an RFC 3339 time, e.g. 2026-03-14T09:00:00Z' })
+  // The shape alone lets 2026-13-01 or +99:99 through (a 500 from the store) and reads 2026-02-30 as 2 March.
+  @IsISO8601({ strict: true }, { message: 'since must be an RFC 3339 time, e.g. 2026-03-14T09:00:00Z' })
   since?: string;
 
   @ApiPropertyOptional({ description: 'Only entries started before this time (RFC 3339)', format: 'date-time', example: '2026-03-15T09:00:00Z' })
   @Optional()
   @IsString()
   @Matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, { message: 'until must be an RFC 3339 time, e.g. 2026-03-15T09:00:00Z' })
+  // The shape alone lets 2026-13-01 or +99:99 through (a 500 from the store) and reads 2026-02-30 as 2 March.
+  @IsISO8601({ strict: true }, { message: 'until must be an RFC 3339 time, e.g. 2026-03-15T09:00:00Z' })
   until?: string;
 
   @ApiPropertyOptional({ description: 'Page size, 1 to 100', type: 'integer', default: 50, minimum: 1, maximum: 100 })
   @Optional()
-  @Type(() => Number)
+  @WholeNumberText()
   @IsInt({ message: 'limit must be a whole number from 1 to 100' })
   @Min(1)
   @Max(100)

@@ -11,10 +11,23 @@ export function encodeCursor(row: CursorKey): string {
   return Buffer.from(JSON.stringify({ n: row.namespace, a: row.name, i: row.id })).toString('base64url');
 }
 
+/**
+ * A value a cursor this service issued can hold: names, namespaces and ids are printable and short.
+ * A forged NUL would reach the store (PostgreSQL refuses it in text: a 500).
+ */
+export function isCursorText(value: unknown): boolean {
+  if (typeof value !== 'string' || value.length > 253) return false;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return false;
+  }
+  return true;
+}
+
 export function decodeCursor(cursor: string): CursorKey {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { n?: unknown; a?: unknown; i?: unknown };
-    if (typeof parsed.n === 'string' && typeof parsed.a === 'string' && typeof parsed.i === 'string') return { namespace: parsed.n, name: parsed.a, id: parsed.i };
+    if ([parsed.n, parsed.a, parsed.i].every(isCursorText)) return { namespace: parsed.n as string, name: parsed.a as string, id: parsed.i as string };
   } catch {
     // fall through to the refusal
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
+import { namespaceMatcher, namespacePatternToSqlLike } from '@app/auth';
 import { Prisma, Store, type AgentRow, type StoreClient } from '@app/store';
 import type { CursorKey } from './agents.paging.js';
 import {
@@ -383,12 +384,30 @@ export class AgentsRepository {
 
   /** The journal, newest first, filtered in SQL and cursor-paginated on (startedAt, id). */
   async operationsPage(filter: OperationFilter): Promise<{ items: AuditedOperation[]; more: boolean }> {
+    const namespaces = filter.namespacePatterns && (await this.journalNamespaces(filter.namespacePatterns));
     const rows = await this.db.operation.findMany({
-      where: operationWhere(filter),
+      where: operationWhere(filter, namespaces),
       orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
       take: filter.limit + 1,
     });
     return { items: rows.slice(0, filter.limit).map(toAuditedOperation), more: rows.length > filter.limit };
+  }
+
+  /**
+   * The namespaces of the journal that policy patterns match, exactly as the policy matches them
+   * (namespaceMatcher); undefined when a pattern is `*`. LIKE finds the candidates through the
+   * namespace index; the matcher decides, as SQLite's LIKE ignores case and the journal also
+   * holds refusals of requests that named no valid namespace.
+   */
+  private async journalNamespaces(patterns: string[]): Promise<string[] | undefined> {
+    if (patterns.includes('*')) return undefined;
+    const wild = patterns.filter((p) => p.includes('*'));
+    const exact = patterns.filter((p) => !p.includes('*'));
+    if (wild.length === 0) return exact;
+    const like = Prisma.join(wild.map((p) => Prisma.sql`"namespace" LIKE ${namespacePatternToSqlLike(p)}`), ' OR ');
+    const found = await this.db.$queryRaw<{ namespace: string }[]>`SELECT DISTINCT "namespace" FROM "Operation" WHERE ${like}`;
+    const matchers = wild.map(namespaceMatcher);
+    return [...new Set([...exact, ...found.map((r) => r.namespace).filter((ns) => matchers.some((matches) => matches(ns)))])];
   }
 }
 

@@ -62,15 +62,19 @@ export function recorded(spec: ToolSpec, access: AgentAccess): ToolSpec {
   };
 }
 
-/** The {namespace, name} a tool call names, for the policy and the journal, read before the arguments are. */
-function targetOf(args: Record<string, unknown>): { namespace?: string; name?: string } {
-  return { namespace: typeof args.namespace === 'string' ? args.namespace : undefined, name: typeof args.name === 'string' ? args.name : undefined };
+/**
+ * The agent a tool call names (REST's path), read first: as on REST, an unreadable reference is
+ * refused (400) before the policy is asked, so a refusal and its journal entry always name a
+ * valid agent. The rest of the arguments (REST's body or query) are read after the policy agreed.
+ */
+function refOf(args: Record<string, unknown>): AgentRefDto {
+  return parseInput(AgentRefDto, { namespace: args.namespace, name: args.name });
 }
 
-/** The REST path's {namespace, name} and the body's command, from one argument object. */
-function split<T extends object>(args: Record<string, unknown>, command: new () => T): [AgentRefDto, T] {
-  const { namespace, name, ...body } = args;
-  return [parseInput(AgentRefDto, { namespace, name }), parseInput(command, body)];
+/** The arguments after the agent reference, as the command REST reads from the body or query. */
+function commandOf<T extends object>(args: Record<string, unknown>, command: new () => T): T {
+  const { namespace: _namespace, name: _name, ...rest } = args;
+  return parseInput(command, rest);
 }
 
 /** The agents module's MCP toolsets (SPEC §7), after the transport's always-on `meta`. */
@@ -212,7 +216,7 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         output: ValidateResultDto,
         run: async (args) => {
           const command = readValidateCommand(args);
-          await this.access.authorizeValidate(command.input);
+          await this.access.authorizeValidate(command);
           return this.agents.validate(command);
         },
       },
@@ -244,8 +248,9 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         input: [AgentRefDto, UpdateAgentDto],
         output: UpdateResultDto,
         run: async (args) => {
-          await this.access.authorize('update_agent', targetOf(args));
-          return this.agents.update(...split(args, UpdateAgentDto));
+          const ref = refOf(args);
+          await this.access.authorize('update_agent', ref);
+          return this.agents.update(ref, commandOf(args, UpdateAgentDto));
         },
       },
       {
@@ -259,8 +264,9 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         input: [AgentRefDto, DeleteAgentDto],
         output: DeleteResultDto,
         run: async (args) => {
-          await this.access.authorize('delete_agent', targetOf(args));
-          return this.agents.delete(...split(args, DeleteAgentDto));
+          const ref = refOf(args);
+          await this.access.authorize('delete_agent', ref);
+          return this.agents.delete(ref, commandOf(args, DeleteAgentDto));
         },
       },
       {
@@ -274,9 +280,9 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         input: [AgentRefDto, RevisionsQueryDto],
         output: RevisionListDto,
         run: async (args) => {
-          const [ref, query] = split(args, RevisionsQueryDto);
+          const ref = refOf(args);
           await this.access.authorize('list_agent_revisions', ref);
-          return this.agents.revisions(ref, query);
+          return this.agents.revisions(ref, commandOf(args, RevisionsQueryDto));
         },
       },
       {
@@ -289,8 +295,9 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         input: [AgentRefDto, RollbackAgentDto],
         output: RollbackResultDto,
         run: async (args) => {
-          await this.access.authorize('rollback_agent', targetOf(args));
-          return this.agents.rollback(...split(args, RollbackAgentDto));
+          const ref = refOf(args);
+          await this.access.authorize('rollback_agent', ref);
+          return this.agents.rollback(ref, commandOf(args, RollbackAgentDto));
         },
       },
       {

@@ -1,3 +1,4 @@
+import { Transform } from 'class-transformer';
 import { registerDecorator, ValidateIf, type ValidationArguments, type ValidationOptions } from 'class-validator';
 import { validateToolset } from '@app/toolset';
 
@@ -95,6 +96,15 @@ export function IsMetadataMap(kind: 'labels' | 'annotations', validation?: Valid
       },
     });
   };
+}
+
+/**
+ * A whole number sent as decimal digits (a query string's "20") is read as that number; anything
+ * else (true, "0x1", "1e0", " 2") is left as sent, for @IsInt to refuse. class-transformer's
+ * @Type(() => Number) read all of those as numbers.
+ */
+export function WholeNumberText(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : value));
 }
 
 /** Optional but never null: an absent field keeps its value, a null one is refused. */

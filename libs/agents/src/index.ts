@@ -11,7 +11,7 @@ export { AgentWrites, canonicalJson } from './agent-writes.service.js';
 export { OperationRecovery } from './operation-recovery.service.js';
 export { AgentsRepository } from './agents.repository.js';
 export { recordableActor } from './actor.js';
-export { Optional } from './agents.validators.js';
+export { Optional, WholeNumberText } from './agents.validators.js';
 export { AgentsTools, AGENT_TOOLSETS } from './agents.tools.js';
 export { Reconciler } from './reconcile/reconcile.service.js';
 export { ReconcileDoor } from './reconcile/reconcile.access.js';

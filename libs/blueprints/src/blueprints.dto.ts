@@ -1,6 +1,5 @@
-import { Type } from 'class-transformer';
 import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsInt, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { Optional } from '@app/agents';
+import { Optional, WholeNumberText } from '@app/agents';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
 import { BLUEPRINT_NAME, CREATE_ARGUMENTS } from './blueprint.rules.js';
 
@@ -98,7 +97,7 @@ export class ValidateBlueprintDto extends BlueprintBodyDto {
 export class GetBlueprintQueryDto {
   @ApiPropertyOptional({ description: 'A version to read instead of the active one', type: 'integer', minimum: 1, maximum: MAX_VERSION, example: 1 })
   @Optional()
-  @Type(() => Number)
+  @WholeNumberText()
   @IsInt({ message: 'version must be a whole number, e.g. 1' })
   @Min(1)
   @Max(MAX_VERSION)

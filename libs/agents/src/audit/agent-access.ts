@@ -57,10 +57,19 @@ export class AgentAccess {
     return scope.all ? undefined : scope.patterns.map(namespacePatternToSqlLike);
   }
 
-  /** validate_agent, and the write it stands for (create_agent or update_agent), in its namespace. */
-  async authorizeValidate(input: { namespace: string; name: string; mode?: 'create' | 'update' }): Promise<void> {
-    await this.authorize('validate_agent', input);
-    await this.authorize(WRITE_OF_VALIDATE[input.mode ?? 'create'], input);
+  /**
+   * validate_agent, and the write it stands for (create_agent or update_agent), in its namespace.
+   * A validation answers its violations rather than refusing the request, so a namespace, name or
+   * mode it finds invalid still arrives here: an invalid namespace is checked as "somewhere" (no
+   * grant decides on a namespace no agent can be in, and the audit trail never holds it), an
+   * invalid name is left out of the audit entry, and an unknown mode stands for a create.
+   */
+  async authorizeValidate(command: { input: { namespace: string; name: string; mode?: string }; violations: { path: string }[] }): Promise<void> {
+    const { input, violations } = command;
+    const invalid = (path: string) => violations.some((v) => v.path === path);
+    const target = invalid('namespace') ? {} : invalid('name') ? { namespace: input.namespace } : { namespace: input.namespace, name: input.name };
+    await this.authorize('validate_agent', target);
+    await this.authorize(WRITE_OF_VALIDATE[input.mode === 'update' ? 'update' : 'create'], target);
   }
 
   /** The caller's namespace patterns for `operation`; undefined when everywhere. */

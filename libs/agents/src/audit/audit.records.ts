@@ -1,6 +1,7 @@
 import { AppError, type OperationContext } from '@app/common';
 import type { OperationRow, Prisma } from '@app/store';
 import type { AuditedOperationDto } from '../agents.responses.js';
+import { isCursorText } from '../agents.paging.js';
 
 /** Who did what through which door: the audit columns of a journal row (Operation). */
 export interface AuditEntry {
@@ -87,7 +88,8 @@ export interface AuditedOperation {
   finishedAt: Date | null;
 }
 
-export function operationWhere(filter: OperationFilter): Prisma.OperationWhereInput {
+/** `namespaces`: only entries in these (the caller's patterns resolved, see AgentsRepository.operationsPage); all when undefined. */
+export function operationWhere(filter: OperationFilter, namespaces?: string[]): Prisma.OperationWhereInput {
   const and: Prisma.OperationWhereInput[] = [];
   if (filter.subject !== undefined) and.push({ subject: filter.subject });
   if (filter.namespace !== undefined) and.push({ namespace: filter.namespace });
@@ -99,23 +101,12 @@ export function operationWhere(filter: OperationFilter): Prisma.OperationWhereIn
   }
   if (filter.since) and.push({ startedAt: { gte: filter.since } });
   if (filter.until) and.push({ startedAt: { lt: filter.until } });
-  if (filter.namespacePatterns) and.push({ OR: filter.namespacePatterns.length > 0 ? filter.namespacePatterns.map(namespaceLike) : [{ id: { in: [] } }] });
+  if (namespaces) and.push({ namespace: { in: namespaces } });
   if (filter.after) {
     const { startedAt, id } = filter.after;
     and.push({ OR: [{ startedAt: { lt: startedAt } }, { startedAt, id: { lt: id } }] });
   }
   return { AND: and };
-}
-
-/** A policy pattern (`a*b`) as a Prisma condition: `*` only at the ends or one in the middle, as the policy writes them. */
-function namespaceLike(pattern: string): Prisma.OperationWhereInput {
-  if (!pattern.includes('*')) return { namespace: pattern };
-  const parts = pattern.split('*');
-  const conditions: Prisma.OperationWhereInput[] = [];
-  if (parts[0]) conditions.push({ namespace: { startsWith: parts[0] } });
-  if (parts.at(-1)) conditions.push({ namespace: { endsWith: parts.at(-1) } });
-  for (const middle of parts.slice(1, -1)) if (middle) conditions.push({ namespace: { contains: middle } });
-  return { AND: conditions };
 }
 
 export function toAuditedOperation(row: OperationRow): AuditedOperation {
@@ -148,7 +139,7 @@ export function decodeOperationCursor(cursor: string): OperationCursor {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown; i?: unknown };
     const startedAt = typeof parsed.t === 'string' ? new Date(parsed.t) : undefined;
-    if (startedAt && !Number.isNaN(startedAt.getTime()) && typeof parsed.i === 'string') return { startedAt, id: parsed.i };
+    if (startedAt && !Number.isNaN(startedAt.getTime()) && isCursorText(parsed.i)) return { startedAt, id: parsed.i as string };
   } catch {
     // refused below
   }

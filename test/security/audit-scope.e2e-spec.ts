@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { sha256Hex } from '@app/auth';
+import { AgentsRepository } from '@app/agents';
+import { call, startTestApp, type TestApp } from '../support/test-app.js';
+import { bearer, connectAs } from '../auth/auth-support.js';
+
+/**
+ * Who sees which part of the audit trail, and what bad input to the audit and validate paths
+ * answers: the namespace patterns of the policy match the journal exactly as they match agents,
+ * and the agent a call names is read before the policy is asked, on both doors.
+ */
+const ALICE = 'am_alice_0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+const BOB = 'am_bob_1a2b3c4d5e6f708192a3b4c5d6e7f8091';
+const POLICY = `
+roles:
+  reader: [list_operations, list_agents, get_agent, validate_agent, create_agent, update_agent, delete_agent, rollback_agent]
+bindings:
+  - role: reader
+    subjects: ["token:alice"]
+    namespaces: ["payments-*-prod"]
+  - role: reader
+    subjects: ["token:bob"]
+    namespaces: ["team-*-app-*"]
+`;
+
+let t: TestApp;
+let dir: string;
+let mcp: Client | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'audit-scope-e2e-'));
+  writeFileSync(join(dir, 'tokens.yaml'), `- name: alice\n  sha256: ${sha256Hex(ALICE)}\n- name: bob\n  sha256: ${sha256Hex(BOB)}\n`);
+  writeFileSync(join(dir, 'policy.yaml'), POLICY);
+  t = await startTestApp({ API_TOKENS_FILE: join(dir, 'tokens.yaml'), AUTHZ_POLICY_FILE: join(dir, 'policy.yaml'), MCP_ALLOWED_HOSTS: '127.0.0.1,localhost' });
+  const journal = new AgentsRepository(t.store);
+  // Journal entries in namespaces each pattern must and must not match (a refused entry is the simplest row to write).
+  for (const namespace of ['payments-prod', 'payments-eu-prod', 'payments-eu-staging', 'team-app-x', 'team-x-app-y', 'PAYMENTS-EU-PROD']) {
+    await journal.journalRefusal({ operation: 'create_agent', actor: 'seed', subject: 'seed', authMethod: 'token', door: 'rest', client: null, requestId: `seed-${namespace}`, actorNote: null, namespace, name: 'a', errorMessage: 'seeded' });
+  }
+});
+
+afterAll(async () => {
+  await mcp?.close();
+  await t?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const namespacesSeenBy = async (token: string) => {
+  const res = await call(t.url, 'GET', '/api/v1/operations?limit=100', undefined, bearer(token));
+  expect(res.status).toBe(200);
+  return [...new Set((res.body.items as { namespace: string }[]).map((op) => op.namespace))].sort();
+};
+
+describe('the audit trail, by namespace pattern', () => {
+  it('shows a caller only the namespaces its patterns match, as the policy matches them (not payments-prod for payments-*-prod)', async () => {
+    expect(await namespacesSeenBy(ALICE)).toEqual(['payments-eu-prod']);
+    expect(await namespacesSeenBy(BOB)).toEqual(['team-x-app-y']);
+  });
+});
+
+describe('a tool call naming an invalid agent', () => {
+  it('is refused 400 naming the field before the policy is asked, as REST refuses it, and leaves nothing in the audit trail', async () => {
+    ({ client: mcp } = await connectAs(t.url, BOB, '?revisions'));
+    const rest = await call(t.url, 'PATCH', '/api/v1/agents/PAYMENTS-EU-PROD/a', { displayName: 'x' }, bearer(BOB));
+    expect(rest.status).toBe(400);
+    for (const name of ['update_agent', 'delete_agent', 'rollback_agent']) {
+      const result = await mcp.callTool({ name, arguments: { namespace: 'PAYMENTS-EU-PROD', name: 'a', ...(name === 'rollback_agent' && { revision: 1 }) } });
+      expect(result.isError).toBe(true);
+      const text = (result.content as { text: string }[])[0].text;
+      expect(text).toMatch(/^namespace must be a DNS-1123 label/);
+    }
+    const refusedForBob = await call(t.url, 'GET', '/api/v1/operations?subject=token:bob&limit=100', undefined, bearer(BOB));
+    expect(refusedForBob.body.items).toEqual([]);
+  });
+});
+
+describe('bad input to the audit and validate paths', () => {
+  it.each([
+    ['since', '2026-13-01T00:00Z'],
+    ['until', '2026-01-01T00:00%2B99:99'],
+    ['since', '2026-02-30T00:00:00Z'],
+    ['limit', '0x1'],
+    ['limit', '1e0'],
+  ])('answers %s=%s with 400 naming the field, never 500 or a silent other value', async (field, value) => {
+    const res = await call(t.url, 'GET', `/api/v1/operations?${field}=${value}`, undefined, bearer(ALICE));
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body.error.details)).toContain(field);
+  });
+
+  it('answers a forged cursor holding a control character 400 on cursor', async () => {
+    const agents = Buffer.from(JSON.stringify({ n: 'payments-\u0000', a: '', i: '' })).toString('base64url');
+    const operations = Buffer.from(JSON.stringify({ t: new Date().toISOString(), i: '\u0000' })).toString('base64url');
+    for (const path of [`/api/v1/agents?cursor=${agents}`, `/api/v1/operations?cursor=${operations}`]) {
+      const res = await call(t.url, 'GET', path, undefined, bearer(ALICE));
+      expect(res.status).toBe(400);
+      expect(res.body.error.details[0].path).toBe('cursor');
+    }
+  });
+
+  it('answers validate with an unknown mode 200 with the violation on mode, not 500', async () => {
+    const res = await call(t.url, 'POST', '/api/v1/agents/validate', { mode: 'bogus', namespace: 'payments-eu-prod', name: 'a', modelConfig: 'm', toolset: ['preset:none'] }, bearer(ALICE));
+    expect(res.status).toBe(200);
+    expect(res.body.valid).toBe(false);
+    expect(res.body.violations.map((v: { path: string }) => v.path)).toContain('mode');
+  });
+});
