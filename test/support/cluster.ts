@@ -39,9 +39,8 @@ export class TestCluster {
   }
 
   /**
-   * Sets conditions through the status subresource, as kagent's controller would. No
-   * status.observedGeneration: with no controller it would lag forever, and helm 4's
-   * watcher (used when a failed write rolls back) would wait for it until the timeout.
+   * Sets conditions through the status subresource, as kagent's controller would, without
+   * status.observedGeneration (markObservedReady sets one).
    */
   async setConditions(namespace: string, name: string, conditions: object[]): Promise<void> {
     const current = await this.agent(namespace, name);
@@ -52,6 +51,28 @@ export class TestCluster {
       plural: 'agents',
       name,
       body: { ...current, status: { conditions } },
+    });
+  }
+
+  /**
+   * Writes the whole status as kagent's controller does once it reconciled the Agent's current
+   * generation (status.observedGeneration) and found it ready. No controller runs here, so the
+   * next write's generation stays unobserved: kagent stopped, as far as the Agent shows.
+   */
+  async markObservedReady(namespace: string, name: string): Promise<void> {
+    const current = await this.agent(namespace, name);
+    const now = new Date().toISOString();
+    const conditions = [
+      { type: 'Accepted', status: 'True', reason: 'Reconciled', lastTransitionTime: now },
+      { type: 'Ready', status: 'True', reason: 'DeploymentReady', lastTransitionTime: now },
+    ];
+    await this.objects.replaceNamespacedCustomObjectStatus({
+      group: 'kagent.dev',
+      version: 'v1alpha2',
+      namespace,
+      plural: 'agents',
+      name,
+      body: { ...current, status: { observedGeneration: current.metadata.generation, conditions } },
     });
   }
 

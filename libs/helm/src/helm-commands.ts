@@ -29,13 +29,16 @@ export function upgradeInstallArgs(command: WriteCommand): string[] {
 }
 
 /**
- * Undo a failed write (helm 4 renamed --atomic). helm 4's rollback-on-failure would wait
- * for the Agent's Ready condition by default; a write returns once applied and status
- * reports readiness, so it waits only when asked. On helm 4's server-side apply, take back
- * fields someone changed outside agent-manager: the agent's record is the truth.
+ * Undo a failed write (helm 4 renamed --atomic). A write returns once applied and status reports
+ * readiness, so it waits for the Agent only when asked (the status watcher). Otherwise helm 4
+ * gets helm 3's waiter (`legacy`, what --atomic uses there), which takes a custom resource as
+ * ready once applied: with --rollback-on-failure helm 4 turns `hookOnly` into the watcher, which
+ * waits for kagent to observe the Agent's new generation, so with kagent down or slow every write
+ * waited HELM_TIMEOUT_SECONDS, rolled back and left the release pending. On helm 4's server-side
+ * apply, take back fields someone changed outside agent-manager: the agent's record is the truth.
  */
 function writeFlags({ major, wait, timeoutSeconds }: WriteCommand): string[] {
-  const apply = major >= 4 ? ['--rollback-on-failure', '--force-conflicts', `--wait=${wait ? 'watcher' : 'hookOnly'}`] : ['--atomic', ...(wait ? ['--wait'] : [])];
+  const apply = major >= 4 ? ['--rollback-on-failure', '--force-conflicts', `--wait=${wait ? 'watcher' : 'legacy'}`] : ['--atomic', ...(wait ? ['--wait'] : [])];
   return [...apply, '--timeout', `${timeoutSeconds}s`, '--output', 'json'];
 }
 
