@@ -15,7 +15,7 @@ jest.setTimeout(60_000);
 const POLICY = `
 roles:
   viewer: [get_info, list_agents, get_agent]
-  blueprint-keeper: [list_blueprints, get_blueprint, list_blueprint_referees, delete_blueprint]
+  blueprint-keeper: [list_blueprints, get_blueprint, list_blueprint_referees, delete_blueprint, upgrade_blueprint_agents]
   cleaner: [get_agent, delete_agent]
   admin: ["*"]
 bindings:
@@ -80,5 +80,20 @@ describe('blueprint holders the caller may not read', () => {
     const referees = await call(t.url, 'GET', `/api/v1/blueprints/${HELPER.name}/referees`, undefined, bearer(ADMIN_TOKEN));
     expect(referees.body.holders.map((h: { name: string }) => h.name).sort()).toEqual(['find-1', 'mine', 'pay-1', 'pay-2']);
     expect(referees.body.counted).toEqual([]);
+  });
+
+  it('an upgrade names and moves only the holders the caller may read, and counts the others (also when asked for them by name)', async () => {
+    const saved = await call(t.url, 'POST', `/api/v1/blueprints/${HELPER.name}/versions`, { ...HELPER, name: undefined, note: 'v2' }, bearer(ADMIN_TOKEN));
+    expect(saved.status).toBe(201);
+    const upgrade = await call(t.url, 'POST', `/api/v1/blueprints/${HELPER.name}/upgrade`, { dryRun: true }, bearer(VIEWER_TOKEN));
+    expect(upgrade.status).toBe(200);
+    expect(upgrade.body.items.map((i: { namespace: string; name: string }) => `${i.namespace}/${i.name}`)).toEqual(['team-a/mine']);
+    expect(upgrade.body.notShown).toBe(3);
+    const probed = await call(t.url, 'POST', `/api/v1/blueprints/${HELPER.name}/upgrade`, { dryRun: true, agents: ['payments-eu/pay-1'] }, bearer(VIEWER_TOKEN));
+    expect(probed.body.items).toEqual([]);
+    for (const answer of [upgrade, probed]) {
+      const shown = JSON.stringify(answer.body);
+      for (const hidden of ['pay-1', 'pay-2', 'find-1', 'payments-eu', 'payments-us', 'search']) expect(shown).not.toContain(hidden);
+    }
   });
 });

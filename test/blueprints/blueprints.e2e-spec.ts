@@ -180,3 +180,16 @@ describe('blueprints end to end (REST and MCP)', () => {
     expect((await rest(t.url, 'DELETE', '/api/v1/blueprints/stale_one')).status).toBe(200);
   });
 });
+
+describe('saving a version with an expectedVersion that is no version', () => {
+  it('answers 400 naming expectedVersion, not a 409 saying the blueprint "is at version 1, not 1"', async () => {
+    const created = await rest(t.url, 'POST', '/api/v1/blueprints', { ...HELPER, name: 'typed_version' });
+    expect(created.status).toBe(201);
+    for (const expectedVersion of ['1', 1.5]) {
+      const save = await rest(t.url, 'POST', '/api/v1/blueprints/typed_version/versions', { ...HELPER, name: undefined, expectedVersion });
+      expect(save.status).toBe(400);
+      expect(save.body.error.details.map((d: { path: string }) => d.path)).toContain('expectedVersion');
+    }
+    expect((await rest(t.url, 'POST', '/api/v1/blueprints/typed_version/versions', { ...HELPER, name: undefined, expectedVersion: 1 })).status).toBe(201);
+  });
+});

@@ -99,4 +99,10 @@ export class UpgradeResultDto {
   @ApiProperty({ example: 'incident_helper' }) name: string;
   @ApiProperty({ type: 'integer', description: 'The active version the holders move to', example: 2 }) version: number;
   @ApiProperty({ type: [UpgradedAgentDto] }) items: UpgradedAgentDto[];
+  @ApiProperty({
+    type: 'integer',
+    description: 'Holders on older versions in namespaces the caller may not read (get_agent): neither named nor upgraded; list_blueprint_referees counts them by who can',
+    example: 0,
+  })
+  notShown: number;
 }

@@ -103,8 +103,10 @@ export class BlueprintsService {
     if (unreadable) throw AppError.invalid(violations);
     await this.authorize('save_blueprint_version', name);
     const record = await this.requireHealthy(name, 'save a version of');
-    if (input.expectedVersion !== undefined && input.expectedVersion !== record.latestVersion) {
-      throw new AppError('conflict', `blueprint ${name} is at version ${record.latestVersion}, not ${input.expectedVersion}: read it again (get_blueprint) and save on top of it`, [
+    // An expectedVersion that is no version ("1", 1.5) is the request's own mistake: the 400 below names it.
+    const expected = violations.some((v) => v.path === 'expectedVersion') ? undefined : input.expectedVersion;
+    if (expected !== undefined && expected !== record.latestVersion) {
+      throw new AppError('conflict', `blueprint ${name} is at version ${record.latestVersion}, not ${expected}: read it again (get_blueprint) and save on top of it`, [
         { path: 'expectedVersion', message: `the latest version is ${record.latestVersion}` },
       ]);
     }
@@ -182,7 +184,10 @@ export class BlueprintsService {
     const record = await this.requireHealthy(name, 'upgrade the agents of');
     const target = normalizeBody(record.body as Record<string, unknown>);
     const wanted = input.agents ? new Set(input.agents) : undefined;
-    const holders = (await this.agentsRepository.blueprintHolders(name)).filter((a) => a.origin && a.origin.version !== record.activeVersion);
+    const behind = (await this.agentsRepository.blueprintHolders(name)).filter((a) => a.origin && a.origin.version !== record.activeVersion);
+    // Holders the caller may not read are never named (nor probed through `agents`): counted only.
+    const principal = this.access.principal();
+    const holders = behind.filter((a) => this.authorizer.isAllowed(principal, 'get_agent', a.namespace));
     const chosen = holders.filter((a) => !wanted || wanted.has(`${a.namespace}/${a.name}`));
     const bodies = new Map<number, BlueprintBody | null>();
     const items: UpgradedAgentDto[] = [];
@@ -191,7 +196,7 @@ export class BlueprintsService {
       if (!bodies.has(from)) bodies.set(from, await this.readableBody(record.id, from));
       items.push(await this.upgradeOne(agent, upgradePatch(bodies.get(from) ?? null, target), { blueprint: name, version: record.activeVersion }, input.dryRun ?? false));
     }
-    return { dryRun: input.dryRun ?? false, name, version: record.activeVersion, items };
+    return { dryRun: input.dryRun ?? false, name, version: record.activeVersion, items, notShown: behind.length - holders.length };
   }
 
   private async upgradeOne(agent: AgentRecord, patch: Record<string, unknown>, origin: { blueprint: string; version: number }, dryRun: boolean): Promise<UpgradedAgentDto> {

@@ -10,8 +10,9 @@ import { AgentWrites } from '../agent-writes.service.js';
 import { chartValuesOf, type AgentRecord } from '../agents.records.js';
 import { AgentsRepository, type AppliedChange } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
-import type { AgentSpec, ChartValues, OperationKind } from '../agents.types.js';
+import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
 import { agentView } from '../agents.views.js';
+import { auditOf } from '../audit/audit.records.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import { decideReconcile, type ReconcileAction, type ReleaseSide } from '../recovery-decision.js';
 
@@ -111,9 +112,12 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async adoptAsService(ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
     const { namespace, name } = ref;
-    if (await this.repository.findActive(namespace, name)) {
-      throw new AppError('conflict', `agent ${namespace}/${name} is already in the store: nothing to adopt (reconcile_agents compares it with its release)`);
-    }
+    const notKnown = async () => {
+      if (await this.repository.findActive(namespace, name)) {
+        throw new AppError('conflict', `agent ${namespace}/${name} is already in the store: nothing to adopt (reconcile_agents compares it with its release)`);
+      }
+    };
+    await notKnown();
     const release = await this.helm.status(ref);
     if (!release) throw new AppError('not_found', `helm has no release ${namespace}/${name} to adopt: list the cluster's releases with helm list --all-namespaces`);
     // `helm status` does not name the chart; `helm list` does.
@@ -129,9 +133,10 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     if (ref.dryRun) return { dryRun: true, agent: null, revisions };
     const actor = OperationContexts.current().actor;
     const chart = { ref: this.config.chartRef, version: ofChart.chart.slice(AGENT_CHART_NAME.length + 1) };
-    const agent = await this.writes.exclusive(namespace, name, async () => undefined, async (operationId) => {
+    // Checked again under the agent's lease: a concurrent adopt (or a create) may have recorded it meanwhile.
+    const agent = await this.writes.exclusive(namespace, name, notKnown, async (operationId) => {
       const changes: AppliedChange[] = history.map((r, at) => change(chartValuesOf(r.values), r.revision, at === 0 ? 'create' : 'update', actor, operationId));
-      await this.journal(operationId, 'create', ref, actor, { adopt: true, helmRevisions: revisions.map((r) => r.helmRevision) }, changes[changes.length - 1]);
+      await this.journal(operationId, 'create', ref, actor, { adopt: true, helmRevisions: revisions.map((r) => r.helmRevision) }, changes[changes.length - 1], undefined, 'adopt_agent');
       return this.repository.recordAdoption(namespace, name, chart, changes, operationId);
     });
     this.logger.log(`adopted ${namespace}/${name} with ${revisions.length} revision(s) from helm`);
@@ -214,24 +219,26 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     return { action, agent, intent };
   }
 
-  private async act(ref: ReleaseRef, action: ReconcileAction, agent: AgentRecord | null, intent: { spec: AgentSpec; values: ChartValues; operationId: string; state: string } | null) {
+  /** `intent`: the journal's create of this release and what it meant to write (its blueprint origin too). */
+  private async act(ref: ReleaseRef, action: ReconcileAction, agent: AgentRecord | null, intent: (OperationIntent & { operationId: string; state: string }) | null) {
     const operationId = randomUUID();
     const chart = { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION };
     const request = { reconcile: action.action, ...(intent ? { recovers: intent.operationId } : {}) };
     if (action.action === 'record-create' && intent) {
       const info = await this.helm.status(ref);
-      await this.journal(operationId, 'create', ref, this.actor, request, { spec: intent.spec, values: intent.values });
-      await this.repository.recordCreate(ref.namespace, ref.name, chart, { ...change(intent.values, info?.revision ?? 1, 'create', this.actor, operationId), spec: intent.spec });
+      await this.journal(operationId, 'create', ref, this.actor, request, { spec: intent.spec, values: intent.values, origin: intent.origin });
+      await this.repository.recordCreate(ref.namespace, ref.name, chart, { ...change(intent.values, info?.revision ?? 1, 'create', this.actor, operationId), spec: intent.spec, origin: intent.origin });
     } else if (action.action === 'uninstall') {
       await this.journal(operationId, 'delete', ref, this.actor, request);
       await this.helm.uninstall(ref);
       await this.repository.succeedOperation(operationId);
     } else if (action.action === 'reinstall') {
-      const source = action.from === 'record' && agent ? { spec: agent.spec, values: agent.values } : intent!;
+      // From the intent: the create's blueprint origin goes with it (a record keeps its own).
+      const source: OperationIntent = action.from === 'record' && agent ? { spec: agent.spec, values: agent.values } : { spec: intent!.spec, values: intent!.values, origin: intent!.origin };
       await this.journal(operationId, action.from === 'record' ? 'update' : 'create', ref, this.actor, request, source, agent?.id);
       await this.helm.uninstall(ref);
       const installed = await this.helm.install(ref, chart, source.values);
-      const applied = { ...change(chartValuesOf(installed.values), installed.revision, action.from === 'record' ? 'update' : 'create', this.actor, operationId), spec: source.spec };
+      const applied = { ...change(chartValuesOf(installed.values), installed.revision, action.from === 'record' ? 'update' : 'create', this.actor, operationId), spec: source.spec, origin: source.origin };
       if (agent) await this.repository.recordChange(agent, applied);
       else await this.repository.recordCreate(ref.namespace, ref.name, chart, applied);
     } else if (action.action === 'rollback' && agent) {
@@ -253,8 +260,10 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private journal(id: string, kind: OperationKind, ref: ReleaseRef, actor: string, request: unknown, intent?: { spec: AgentSpec; values: ChartValues }, agentId?: string) {
-    return this.repository.startOperation({ id, kind, ...ref, agentId, request, actor, owner: this.config.REPLICA_ID, intent, baseHelmRevision: null });
+  /** Journals the reconciler's own write (`reconcile_agents`) or an adoption (`adopt_agent`), with who asked for it (the sweep: the service itself). */
+  private journal(id: string, kind: OperationKind, ref: ReleaseRef, actor: string, request: unknown, intent?: OperationIntent, agentId?: string, operation = 'reconcile_agents') {
+    const audit = auditOf(OperationContexts.current(), operation);
+    return this.repository.startOperation({ id, kind, ...ref, agentId, request, actor, audit, owner: this.config.REPLICA_ID, intent, baseHelmRevision: null });
   }
 
   /** Run by the recovery sweep: a full pass, quiet when there is no cluster to compare with. */

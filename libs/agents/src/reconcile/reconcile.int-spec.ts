@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { loadConfig, OperationContexts } from '@app/common';
+import { HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
+import type { KubeClient } from '@app/kube';
+import { Store } from '@app/store';
+import { FakeHelm } from '../../../../test/support/fake-helm.js';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
+import { AgentLeaseRepository } from '../agent-lease.repository.js';
+import { AgentWrites } from '../agent-writes.service.js';
+import { AgentsRepository } from '../agents.repository.js';
+import { toChartValues, type ChartValues } from '../agents.types.js';
+import { IdempotencyRepository } from '../idempotency.repository.js';
+import { OperationRecovery } from '../operation-recovery.service.js';
+import { Reconciler } from './reconcile.service.js';
+
+/**
+ * The reconciler's and adoption's own decisions on a real store, with a FAKE helm (named as such:
+ * it keeps releases in memory and lists them as `helm list` would); the cluster suites run the
+ * real helm. A slow history read stands in for the time a real `helm history` takes.
+ */
+class ListingHelm extends FakeHelm {
+  historyDelayMs = 0;
+
+  override async listAll() {
+    return [...this.releases.values()].map((r) => ({ name: r.name, namespace: r.namespace, revision: String(r.revision), status: r.status, chart: 'agent-0.1.0', updated: '', app_version: '' }));
+  }
+
+  override async getValues(release: ReleaseRef, revision?: number): Promise<Record<string, unknown>> {
+    const list = this.revisions.get(`${release.namespace}/${release.name}`) ?? [];
+    return ((revision ? list.find((r) => r.revision === revision) : list.at(-1))?.values ?? {}) as Record<string, unknown>;
+  }
+
+  override async history(release: ReleaseRef) {
+    if (this.historyDelayMs) await new Promise((resolve) => setTimeout(resolve, this.historyDelayMs));
+    return super.history(release);
+  }
+}
+
+describe(Reconciler.name, () => {
+  let db: FreshDatabase;
+  let store: Store;
+  let helm: ListingHelm;
+  let repository: AgentsRepository;
+  let reconciler: Reconciler;
+  const spec = { modelConfig: 'm', toolset: ['preset:read-only'] };
+  const values = (): ChartValues => JSON.parse(JSON.stringify(toChartValues(spec))) as ChartValues;
+
+  beforeAll(async () => {
+    db = await freshDatabaseUrl();
+    store = await Store.open(db.url);
+    const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
+    helm = new ListingHelm();
+    repository = new AgentsRepository(store);
+    const leases = new AgentLeaseRepository(store);
+    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
+    const recovery = new OperationRecovery(config, repository, leases, helm, writes);
+    const kube = { getAgent: async () => ({}) } as unknown as KubeClient;
+    reconciler = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), kube, recovery, writes);
+  });
+
+  afterAll(async () => {
+    await store?.client.$disconnect();
+    await db?.drop();
+  });
+
+  it('records a create helm deployed after all with the blueprint it came from, so the agent still holds its blueprint', async () => {
+    const origin = { blueprint: 'incident_helper', version: 1 };
+    const id = randomUUID();
+    await repository.startOperation({ id, kind: 'create', namespace: 'ns', name: 'from-bp', request: spec, actor: 'alice', owner: 'replica-a', intent: { spec, values: values(), origin }, baseHelmRevision: null });
+    await repository.failOperation(id, 'backend_error', 'helm timed out');
+    await helm.install({ namespace: 'ns', name: 'from-bp' }, { ref: 'charts/agent' }, values());
+
+    const result = await reconciler.reconcile({ namespace: 'ns', name: 'from-bp' });
+    expect(result.items).toEqual([expect.objectContaining({ action: 'record-create', done: true })]);
+    expect((await repository.findActive('ns', 'from-bp'))?.origin).toEqual(origin);
+    expect((await repository.blueprintHolders('incident_helper')).map((a) => a.name)).toEqual(['from-bp']);
+  });
+
+  it('adopts a release once when two adopts of it race: the other answers 409 and leaves no journal entry pending', async () => {
+    await helm.install({ namespace: 'ns', name: 'orphan' }, { ref: 'charts/agent' }, values());
+    helm.historyDelayMs = 300;
+    const listed: ListedRelease = { name: 'orphan', namespace: 'ns', revision: 1, status: 'deployed', chart: 'agent-0.1.0' };
+    const both = await Promise.allSettled([reconciler.adopt({ namespace: 'ns', name: 'orphan' }, listed), reconciler.adopt({ namespace: 'ns', name: 'orphan' }, listed)]);
+    helm.historyDelayMs = 0;
+    expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((both.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'conflict' });
+    expect(await repository.pendingOperations({ namespace: 'ns', name: 'orphan' })).toEqual([]);
+  });
+
+  it("journals an adoption as adopt_agent with who asked, through which door", async () => {
+    await helm.install({ namespace: 'ns', name: 'audited' }, { ref: 'charts/agent' }, values());
+    const asked = { door: 'rest' as const, actor: 'token:alice', principal: { subject: 'token:alice', groups: [], method: 'token' as const }, requestId: 'req-adopt-1' };
+    await OperationContexts.run(asked, () => reconciler.adopt({ namespace: 'ns', name: 'audited' }));
+    const page = await repository.operationsPage({ name: 'audited', limit: 10 });
+    expect(page.items).toEqual([expect.objectContaining({ operation: 'adopt_agent', subject: 'token:alice', authMethod: 'token', door: 'rest', requestId: 'req-adopt-1', outcome: 'succeeded' })]);
+  });
+});
