@@ -5,6 +5,8 @@ const TEMPLATE_FAIL = /execution error at \([^)]*\): (.*)/;
 const SERVER_INVALID = /is invalid: (.*)/;
 const NAMESPACE_MISSING = /namespaces? "([^"]+)" not found/;
 const IN_PROGRESS = /another operation \(install\/upgrade\/rollback\) is in progress/;
+/** The cluster's admission control refusing the object: a webhook (Gatekeeper, Kyverno, …) or a ValidatingAdmissionPolicy. */
+const ADMISSION_DENIED = /admission webhook "([^"]+)" denied the request:?\s*([\s\S]*)|is forbidden: (ValidatingAdmissionPolicy '[^']+'[^:]*) denied request:?\s*([\s\S]*)/;
 
 /** helm's own message without its "Error: " / "UPGRADE FAILED: " framing and log noise. */
 export function helmMessage(stderr: string): string {
@@ -20,8 +22,9 @@ export function helmMessage(stderr: string): string {
 }
 
 /**
- * Maps a failed helm run: the chart or the API server refusing the values is the
- * caller's to fix (invalid_request); anything else is helm's or the cluster's (backend_error).
+ * Maps a failed helm run: the chart, the API server or the cluster's admission policy refusing
+ * the values is the caller's to fix (invalid_request); anything else is helm's or the cluster's
+ * (backend_error).
  * Refusals that come from the cluster (a missing namespace, the API server's) are marked
  * environmental: an idempotent retry runs again rather than replaying them.
  */
@@ -44,6 +47,14 @@ export function helmFailure(action: string, stderr: string): AppError {
   }
   if (IN_PROGRESS.test(message)) {
     return new AppError('conflict', `helm reports another operation in progress on this release (${message}): wait for it to finish and retry; if it was interrupted, roll the release back (rollback_agent, or helm rollback) and retry`);
+  }
+  const denied = ADMISSION_DENIED.exec(message);
+  if (denied) {
+    const [by, reason] = denied[1] !== undefined ? [`admission webhook "${denied[1]}"`, denied[2]] : [denied[3], denied[4]];
+    const why = reason.trim() || message;
+    return new AppError('invalid_request', `the cluster's admission policy refused the Agent (${by}): ${why}; change the agent to meet the policy, or ask a cluster admin about it`, [
+      { path: 'values', message: why },
+    ]).fromEnvironment();
   }
   const invalid = SERVER_INVALID.exec(message);
   if (invalid && !/connection refused|unreachable/i.test(message)) {
