@@ -18,7 +18,21 @@ export interface SpawnResult {
  */
 const SPAWNER_SOURCE = `
 const { spawn } = require('node:child_process');
-process.on('disconnect', () => process.exit(0));
+const STOP_GRACE_MS = Number(process.argv[1]);
+const running = new Set();
+let stopping = false;
+// The service closed the channel (it is stopping): helm runs still going get SIGTERM, which helm
+// answers by stopping (and rolling back) cleanly, then SIGKILL after the grace. Exiting at once
+// would orphan them: in a container they die by SIGKILL with the service, mid-write.
+process.on('disconnect', () => {
+  stopping = true;
+  if (running.size === 0) process.exit(0);
+  for (const child of running) child.kill('SIGTERM');
+  setTimeout(() => {
+    for (const child of running) child.kill('SIGKILL');
+    process.exit(0);
+  }, STOP_GRACE_MS);
+});
 process.on('message', ({ id, bin, args, env, timeoutMs }) => {
   const out = [];
   const err = [];
@@ -37,6 +51,7 @@ process.on('message', ({ id, bin, args, env, timeoutMs }) => {
     process.send({ id, error: String(error && error.message || error) });
     return;
   }
+  running.add(child);
   const timer = setTimeout(() => {
     timedOut = true;
     child.kill('SIGTERM');
@@ -45,6 +60,10 @@ process.on('message', ({ id, bin, args, env, timeoutMs }) => {
   child.stdout.on('data', (chunk) => out.push(chunk));
   child.stderr.on('data', (chunk) => err.push(chunk));
   child.on('error', (error) => finish({ error: String(error && error.message || error) }));
+  child.on('close', () => {
+    running.delete(child);
+    if (stopping && running.size === 0) process.exit(0);
+  });
   child.on('close', (code, signal) => finish({
     exitCode: code === null ? (signal ? 128 : 1) : code,
     timedOut,
@@ -54,6 +73,9 @@ process.on('message', ({ id, bin, args, env, timeoutMs }) => {
 });
 `;
 
+/** At close, how long helm runs still going get after SIGTERM before SIGKILL (within the pod's 15 s margin after SHUTDOWN_TIMEOUT_SECONDS). */
+export const STOP_GRACE_MS = 5_000;
+
 interface Pending {
   resolve: (result: SpawnResult) => void;
 }
@@ -62,8 +84,8 @@ type Reply = { id: number; error: string } | { id: number; exitCode: number; tim
 
 /**
  * Starts helm processes from a helper process (started on first use, again after it died), so
- * the service's own event loop never pays for a fork. It ends with the service: it exits when
- * its IPC channel closes.
+ * the service's own event loop never pays for a fork. It ends with the service: when its IPC
+ * channel closes it stops the helm runs still going (SIGTERM, SIGKILL after STOP_GRACE_MS) and exits.
  */
 export class HelmSpawner {
   private helper?: ChildProcess;
@@ -80,20 +102,28 @@ export class HelmSpawner {
     });
   }
 
-  /** Ends the helper process; running calls answer that it stopped. */
-  close(): void {
+  /**
+   * Ends the helper process; running calls answer that it stopped. helm runs still going get
+   * SIGTERM and STOP_GRACE_MS to end before SIGKILL; this resolves once the helper exited.
+   */
+  async close(): Promise<void> {
     const helper = this.helper;
     this.helper = undefined;
-    if (helper?.connected) helper.disconnect();
     this.failAll('the helm spawner was closed');
+    if (!helper?.connected) return;
+    const exited = new Promise((resolve) => helper.once('exit', resolve));
+    helper.disconnect();
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS + 2000).unref())]);
   }
 
   private start(): ChildProcess {
     if (this.helper && this.helper.exitCode === null && this.helper.signalCode === null) return this.helper;
-    const helper = spawn(process.execPath, ['-e', SPAWNER_SOURCE], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env });
+    const helper = spawn(process.execPath, ['-e', SPAWNER_SOURCE, String(STOP_GRACE_MS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env });
     helper.on('message', (reply: Reply) => this.settle(reply));
     helper.on('exit', (code, signal) => {
-      if (this.helper === helper) this.helper = undefined;
+      // A helper closed earlier exits later: its calls were answered then, the pending ones are a newer helper's.
+      if (this.helper !== helper) return;
+      this.helper = undefined;
       this.failAll(`the helm spawner stopped (${signal ?? `exit code ${code}`})`);
     });
     // Neither the helper nor its channel keeps the service (or a test) running.

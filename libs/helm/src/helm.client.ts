@@ -65,9 +65,9 @@ export class HelmClient {
     return this.pool.stats;
   }
 
-  /** Ends the helper process helm is started from (the next run starts it again). */
-  close(): void {
-    this.spawner.close();
+  /** Ends the helper process helm is started from, stopping helm runs still going (the next run starts it again). */
+  close(): Promise<void> {
+    return this.spawner.close();
   }
 
   get bin(): string {

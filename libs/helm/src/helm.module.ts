@@ -28,7 +28,7 @@ class HelmStartup implements OnApplicationBootstrap, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
     await this.running;
-    this.helm.close();
+    await this.helm.close();
   }
 
   private async start(): Promise<void> {

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HelmSpawner } from './helm-spawner.js';
+
+/**
+ * The spawner's own process handling, with a stand-in for helm (named as such: a shell script that
+ * runs until it is signalled, as a helm write waiting on the cluster does, and notes the signal).
+ */
+describe(HelmSpawner.name, () => {
+  let dir: string;
+  let longRun: string;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'spawner-'));
+    longRun = join(dir, 'long-helm.sh');
+    writeFileSync(longRun, `#!/bin/sh\necho $$ > "$1/pid"\ntrap 'echo TERM > "$1/signal"; exit 143' TERM\nwhile :; do sleep 0.1; done\n`);
+    chmodSync(longRun, 0o755);
+  });
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('stops a helm run still going when it closes (SIGTERM, so helm can stop cleanly) instead of leaving it orphaned', async () => {
+    const spawner = new HelmSpawner();
+    const running = spawner.run(longRun, [dir], {}, 60_000);
+    while (!existsSync(join(dir, 'pid'))) await new Promise((resolve) => setTimeout(resolve, 20));
+    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
+    await spawner.close();
+    expect(await running).toMatchObject({ exitCode: 127, error: 'the helm spawner was closed' });
+    expect(readFileSync(join(dir, 'signal'), 'utf8').trim()).toBe('TERM');
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('closes at once when nothing runs', async () => {
+    const spawner = new HelmSpawner();
+    expect(await spawner.run('/bin/echo', ['hello'], {}, 10_000)).toMatchObject({ exitCode: 0, stdout: 'hello' });
+    await spawner.close();
+    // The next run starts a new helper.
+    expect(await spawner.run('/bin/echo', ['again'], {}, 10_000)).toMatchObject({ exitCode: 0, stdout: 'again' });
+    await spawner.close();
+  });
+});
