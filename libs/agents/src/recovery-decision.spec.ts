@@ -24,6 +24,12 @@ describe(decideRecovery.name, () => {
     ['a delete whose release is gone is recorded', write({ kind: 'delete', values: null }), null, { action: 'record', what: 'delete' }],
     ['a delete whose release is still installed did not land', write({ kind: 'delete', values: null }), release('deployed', 2), { action: 'fail', why: 'the release is still installed' }],
     ['a delete of an agent already gone fails', write({ kind: 'delete', values: null, agent: 'inactive' }), null, { action: 'fail', why: 'the agent was already gone' }],
+    [
+      'a delete whose helm uninstall was cut off says to delete again',
+      write({ kind: 'delete', values: null }),
+      release('uninstalling', 2),
+      { action: 'fail', why: 'helm left the release uninstalling (its uninstall was cut off, the Agent may be gone already): delete the agent again to finish it' },
+    ],
     ['a delete helm holds pending waits', write({ kind: 'delete', values: null }), release('pending-upgrade', 3), { action: 'wait', heldPending: 'pending-upgrade', revision: 3 }],
   ])('%s', (_case, interrupted, state, expected) => {
     expect(decideRecovery(interrupted, state)).toEqual(expected);

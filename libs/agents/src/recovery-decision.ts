@@ -35,6 +35,9 @@ export function decideRecovery(write: InterruptedWrite, release: ReleaseState | 
   if (release && release.status.startsWith('pending')) return { action: 'wait', heldPending: release.status, revision: release.revision };
   if (write.kind === 'delete') {
     if (!release && write.agent === 'active') return { action: 'record', what: 'delete' };
+    if (release?.status === 'uninstalling') {
+      return { action: 'fail', why: 'helm left the release uninstalling (its uninstall was cut off, the Agent may be gone already): delete the agent again to finish it' };
+    }
     return { action: 'fail', why: release ? 'the release is still installed' : 'the agent was already gone' };
   }
   const landed =
