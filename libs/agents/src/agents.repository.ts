@@ -221,6 +221,7 @@ export class AgentsRepository {
   async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
     const id = randomUUID();
     return this.db.$transaction(async (tx) => {
+      const origin = await originNow(tx, change.origin);
       const agent = await tx.agent.create({
         data: {
           id,
@@ -237,8 +238,8 @@ export class AgentsRepository {
           createdBy: change.actor,
           updatedBy: change.actor,
           lastOperationId: change.operationId,
-          blueprintName: change.origin?.blueprint ?? null,
-          blueprintVersion: change.origin?.version ?? null,
+          blueprintName: origin?.blueprint ?? null,
+          blueprintVersion: origin?.version ?? null,
         },
       });
       await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
@@ -252,6 +253,7 @@ export class AgentsRepository {
   async recordChange(agent: AgentRecord, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
     const revision = agent.revision + 1;
     return this.db.$transaction(async (tx) => {
+      const origin = await originNow(tx, change.origin);
       const updated = await tx.agent.update({
         where: { id: agent.id },
         data: {
@@ -260,7 +262,7 @@ export class AgentsRepository {
           revision,
           helmRevision: change.helmRevision,
           ...(change.chart ? { chartRef: change.chart.ref, chartVersion: change.chart.version ?? null } : {}),
-          ...(change.origin ? { blueprintName: change.origin.blueprint, blueprintVersion: change.origin.version } : {}),
+          ...(origin ? { blueprintName: origin.blueprint, blueprintVersion: origin.version } : {}),
           version: { increment: 1 },
           updatedBy: change.actor,
         },
@@ -409,6 +411,16 @@ export class AgentsRepository {
     const matchers = wild.map(namespaceMatcher);
     return [...new Set([...exact, ...found.map((r) => r.namespace).filter((ns) => matchers.some((matches) => matches(ns)))])];
   }
+}
+
+/**
+ * A write's blueprint origin as the blueprint stands when the write is recorded (AgentOrigin's
+ * blueprintId): its current name, or undefined when it was deleted meanwhile.
+ */
+async function originNow(tx: Pick<StoreClient, 'blueprint'>, origin: AgentOrigin | undefined): Promise<AgentOrigin | undefined> {
+  if (!origin?.blueprintId) return origin;
+  const blueprint = await tx.blueprint.findUnique({ where: { id: origin.blueprintId }, select: { name: true } });
+  return blueprint ? { ...origin, blueprint: blueprint.name } : undefined;
 }
 
 /**

@@ -49,6 +49,12 @@ export function pickSpec(input: Partial<AgentSpec>): Partial<AgentSpec> {
 export interface AgentOrigin {
   blueprint: string;
   version: number;
+  /**
+   * The blueprint's id when the write started. A write takes seconds of helm; the origin recorded
+   * is the blueprint as it stands then: under its new name if it was renamed meanwhile, none if it
+   * was deleted (never another blueprint created under the old name).
+   */
+  blueprintId?: string;
 }
 
 /** What a write means to apply, journaled before helm runs. */

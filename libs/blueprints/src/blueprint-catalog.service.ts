@@ -155,6 +155,6 @@ export class BlueprintCatalog implements OnModuleDestroy {
     if (violations.length > 0) throw AppError.invalid(violations);
     const command = readInput(CreateAgentDto, input).value;
     if (!this.authorizer.isAllowed(this.access.principal(), `blueprint:${name}`, command.namespace)) await this.access.authorize('create_agent', command);
-    return this.agents.create(command, { blueprint: name, version: record.activeVersion });
+    return this.agents.create(command, { blueprint: name, version: record.activeVersion, blueprintId: record.id });
   }
 }

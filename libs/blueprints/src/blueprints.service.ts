@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AgentAccess, AgentsRepository, AgentsService, auditOf, readInput, type AgentRecord } from '@app/agents';
+import { AgentAccess, AgentsRepository, AgentsService, auditOf, readInput, type AgentOrigin, type AgentRecord } from '@app/agents';
 import { Authorizer } from '@app/auth';
 import { AppError, OperationContexts, type ErrorDetail } from '@app/common';
 import { BLUEPRINT_NAME, bodyProblems, invalidBody, nameProblems, normalizeBody, upgradePatch, type BlueprintBody } from './blueprint.rules.js';
@@ -194,12 +194,12 @@ export class BlueprintsService {
     for (const agent of chosen) {
       const from = agent.origin!.version;
       if (!bodies.has(from)) bodies.set(from, await this.readableBody(record.id, from));
-      items.push(await this.upgradeOne(agent, upgradePatch(bodies.get(from) ?? null, target), { blueprint: name, version: record.activeVersion }, input.dryRun ?? false));
+      items.push(await this.upgradeOne(agent, upgradePatch(bodies.get(from) ?? null, target), { blueprint: name, version: record.activeVersion, blueprintId: record.id }, input.dryRun ?? false));
     }
     return { dryRun: input.dryRun ?? false, name, version: record.activeVersion, items, notShown: behind.length - holders.length };
   }
 
-  private async upgradeOne(agent: AgentRecord, patch: Record<string, unknown>, origin: { blueprint: string; version: number }, dryRun: boolean): Promise<UpgradedAgentDto> {
+  private async upgradeOne(agent: AgentRecord, patch: Record<string, unknown>, origin: AgentOrigin, dryRun: boolean): Promise<UpgradedAgentDto> {
     const ref = { namespace: agent.namespace, name: agent.name };
     const base = { ...ref, fromVersion: agent.origin!.version };
     try {
