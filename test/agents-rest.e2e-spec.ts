@@ -127,6 +127,8 @@ describe('REST API (no cluster reachable)', () => {
     ['a name over 53 characters', { ...valid, name: 'a'.repeat(54) }, 'name', /at most 53/],
     ['a bad namespace', { ...valid, namespace: '-agents' }, 'namespace', /DNS-1123/],
     ['a systemMessage over 20,000 characters', { ...valid, systemMessage: 'x'.repeat(20_001) }, 'systemMessage', /at most 20000/],
+    // 30,000 code points: what the chart's schema counts; class-validator's MaxLength counted 15,000 (it skips variation selectors).
+    ['a systemMessage over 20,000 characters counted as the chart counts them', { ...valid, systemMessage: '\u2764\uFE0F'.repeat(15_000) }, 'systemMessage', /at most 20000 characters \(it has 30000\)/],
     ['a missing modelConfig', { name: 'a', namespace: 'b', toolset: ['preset:none'] }, 'modelConfig', /^modelConfig is required$/],
     ['labels that are not strings', { ...valid, labels: { team: 3 } }, 'labels', /value of "team" must be a string/],
     ['a label key Kubernetes refuses', { ...valid, labels: { 'bad key!': 'x' } }, 'labels', /key "bad key!" must be at most 63/],

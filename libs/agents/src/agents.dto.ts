@@ -1,7 +1,7 @@
 import { IsBoolean, IsIn, IsInt, IsISO8601, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS, SELECTOR_PATTERN } from '@app/toolset';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
-import { IsLabelSelector, IsMetadataMap, IsToolset, Optional, WholeNumberText } from './agents.validators.js';
+import { IsLabelSelector, IsMetadataMap, IsToolset, MaxCodePoints, Optional, WholeNumberText } from './agents.validators.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_MESSAGE = (field: string, max: number) =>
@@ -108,13 +108,13 @@ class AgentDetailsDto {
   @ApiPropertyOptional({ description: "The Agent's spec.description", maxLength: 2000, example: 'Helps the on-call engineer triage incidents' })
   @Optional()
   @IsString()
-  @MaxLength(2000)
+  @MaxCodePoints(2000)
   description?: string;
 
   @ApiPropertyOptional({ description: 'A human-friendly name, written as an annotation', maxLength: 253, example: 'Incident helper' })
   @Optional()
   @IsString()
-  @MaxLength(253)
+  @MaxCodePoints(253)
   displayName?: string;
 
   @ApiPropertyOptional({
@@ -124,7 +124,7 @@ class AgentDetailsDto {
   })
   @Optional()
   @IsString()
-  @MaxLength(SYSTEM_MESSAGE_MAX, { message: `systemMessage must be at most ${SYSTEM_MESSAGE_MAX} characters` })
+  @MaxCodePoints(SYSTEM_MESSAGE_MAX)
   systemMessage?: string;
 
   @ApiPropertyOptional({

@@ -82,6 +82,33 @@ function metadataProblems(value: unknown, labels: boolean): string[] {
   return problems;
 }
 
+/**
+ * At most `max` characters counted as JSON Schema's maxLength counts them (Unicode code points),
+ * as the chart's values schema and the OpenAPI document do. class-validator's MaxLength leaves
+ * emoji variation selectors uncounted, so text it let through was refused later by helm.
+ */
+export function MaxCodePoints(max: number, validation?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) => {
+    registerDecorator({
+      name: 'maxCodePoints',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      constraints: [max],
+      options: validation,
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || codePoints(value) <= max,
+        defaultMessage: (args?: ValidationArguments) => `${args?.property} must be at most ${max} characters (it has ${codePoints(String(args?.value))})`,
+      },
+    });
+  };
+}
+
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
 /** Labels or annotations as Kubernetes accepts them on the Agent (keys; label values too). */
 export function IsMetadataMap(kind: 'labels' | 'annotations', validation?: ValidationOptions): PropertyDecorator {
   return (target: object, propertyName: string | symbol) => {

@@ -88,6 +88,16 @@ describe(Reconciler.name, () => {
     expect(await repository.pendingOperations({ namespace: 'ns', name: 'orphan' })).toEqual([]);
   });
 
+  it('refuses to adopt a legacy release without a toolset (implicit full access), saying how to declare one, and records nothing', async () => {
+    const { toolset: _none, ...legacy } = values();
+    await helm.install({ namespace: 'ns', name: 'legacy' }, { ref: 'charts/agent' }, legacy);
+    const refused = await reconciler.adopt({ namespace: 'ns', name: 'legacy' }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'conflict', message: expect.stringContaining('declares no toolset: it is a legacy agent with implicit full access') });
+    expect(await repository.findActive('ns', 'legacy')).toBeNull();
+    const rebuilt = await reconciler.rebuild();
+    expect(rebuilt.skipped).toEqual(expect.arrayContaining([{ release: 'ns/legacy', why: expect.stringContaining('declares no toolset') }]));
+  });
+
   it("journals an adoption as adopt_agent with who asked, through which door", async () => {
     await helm.install({ namespace: 'ns', name: 'audited' }, { ref: 'charts/agent' }, values());
     const asked = { door: 'rest' as const, actor: 'token:alice', principal: { subject: 'token:alice', groups: [], method: 'token' as const }, requestId: 'req-adopt-1' };

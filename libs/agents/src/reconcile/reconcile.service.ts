@@ -129,6 +129,16 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       throw new AppError('conflict', `release ${namespace}/${name} is ${release.status}: reconcile it first (POST /api/v1/reconcile), then adopt it once it is deployed`);
     }
     const history = (await this.releases.revisions(ref)).filter((r) => r.status === 'deployed' || r.status === 'superseded');
+    // A release without a toolset is a legacy agent with implicit full access to the gateway (SPEC §5):
+    // recorded, it would read as "no tools" and every later write would render an empty toolset.
+    if (history.length > 0 && !Array.isArray(history[history.length - 1].values.toolset)) {
+      throw new AppError(
+        'conflict',
+        `release ${namespace}/${name} declares no toolset: it is a legacy agent with implicit full access to the gateway, which agent-manager does not manage; ` +
+          `declare its toolset first (e.g. helm upgrade ${name} --namespace ${namespace} --reuse-values --set-json 'toolset=["preset:read-only"]'), then adopt it`,
+        [{ path: 'toolset', message: 'the release has no toolset value' }],
+      );
+    }
     const revisions = history.map((r, at) => ({ revision: at + 1, helmRevision: r.revision, status: r.status }));
     if (ref.dryRun) return { dryRun: true, agent: null, revisions };
     const actor = OperationContexts.current().actor;
