@@ -45,6 +45,10 @@ describe('loadConfig', () => {
     ['METRICS_PORT', 'nine'],
     ['METRICS_PORT', '8080'],
     ['HELM_TIMEOUT_SECONDS', '0'],
+    ['PORT', '0x1F90'],
+    ['HELM_TIMEOUT_SECONDS', '1e3'],
+    ['IDEMPOTENCY_TTL_SECONDS', '1e300'],
+    ['IDEMPOTENCY_TTL_SECONDS', '2592001'],
   ])('stops at start naming %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));
@@ -131,5 +135,17 @@ describe(isLoopbackHost.name, () => {
     ['localhost.example.com', false],
   ])('%s → %s', (host, loopback) => {
     expect(isLoopbackHost(host)).toBe(loopback);
+  });
+
+  it('never repeats a database password in the message of a refused DATABASE_URL', () => {
+    const refused = () => loadConfig({ DATABASE_URL: 'jdbc:postgresql://admin:S3cretPw@db.internal:5432/agents?password=Other9' });
+    expect(refused).toThrow(/DATABASE_URL="jdbc:postgresql:\/\/admin:\*\*\*@db\.internal:5432\/agents\?password=\*\*\*"/);
+    expect(refused).not.toThrow(/S3cretPw|Other9/);
+  });
+
+  it('reads a variable set to nothing or blanks as unset, but keeps an empty MCP_IGNORED_QUERY_KEYS (ignore none)', () => {
+    const config = loadConfig({ PORT: ' ', LOG_FORMAT: '', OIDC_ISSUER_URL: '', HELM_TIMEOUT_SECONDS: '  ', MCP_IGNORED_QUERY_KEYS: '' });
+    expect(config).toMatchObject({ PORT: 8080, LOG_FORMAT: undefined, OIDC_ISSUER_URL: undefined, HELM_TIMEOUT_SECONDS: 300, MCP_IGNORED_QUERY_KEYS: [] });
+    expect(loadConfig({}).MCP_IGNORED_QUERY_KEYS).toEqual(['scopes']);
   });
 });

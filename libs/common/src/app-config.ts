@@ -31,7 +31,7 @@ const CLAIM_PATH = /^[A-Za-z_][\w:-]*(\.[A-Za-z_][\w:-]*)*$/;
 
 /** The service's settings, read once from the environment and validated at start. */
 export class AppConfig {
-  @Transform(({ value }) => (value === undefined || value === '' ? 8080 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 8080))
   @IsInt()
   @Min(0)
   @Max(65535)
@@ -80,13 +80,13 @@ export class AppConfig {
 
   /** Serve /metrics on this port (same HOST) instead of the main one; unset, /metrics is on PORT. */
   @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @Transform(({ value }) => numberSetting(value, undefined))
   @IsInt({ message: 'METRICS_PORT must be a port number from 1 to 65535, or be left unset to serve /metrics on PORT' })
   @Min(1)
   @Max(65535)
   METRICS_PORT?: number;
 
-  @Transform(({ value }) => (value === undefined || value === '' ? 300 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 300))
   @IsInt()
   @Min(1)
   @Max(3600)
@@ -120,7 +120,7 @@ export class AppConfig {
   MCP_ALLOWED_HOSTS: string[];
 
   /** How long a replica's lock on one agent lasts without renewal; a dead replica's lock is taken over after it. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 30 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 30))
   @IsInt()
   @Min(1)
   @Max(3600)
@@ -130,7 +130,7 @@ export class AppConfig {
    * How long a write waits in line for another write on the same agent (any replica) before it
    * is refused with 409; writes to one agent are applied one after another in arrival order.
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 30 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 30))
   @IsInt()
   @Min(0)
   @Max(3600)
@@ -146,13 +146,14 @@ export class AppConfig {
   RECONCILE_AUTOMATIC: boolean;
 
   /** How long a write's Idempotency-Key (requestId on MCP) answers retries with the first answer. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 86_400 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 86_400))
   @IsInt()
   @Min(1)
+  @Max(2_592_000)
   IDEMPOTENCY_TTL_SECONDS: number;
 
   /** On SIGTERM: how long running writes may take to finish before the store closes. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 60 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 60))
   @IsInt()
   @Min(0)
   @Max(3600)
@@ -240,21 +241,21 @@ export class AppConfig {
   CORS_ORIGINS: string[];
 
   /** An MCP session unused for this long is closed. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 900 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 900))
   @IsInt()
   @Min(10)
   @Max(86_400)
   MCP_SESSION_IDLE_SECONDS: number;
 
   /** Open MCP sessions one principal may hold at once. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 50 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 50))
   @IsInt()
   @Min(1)
   @Max(10_000)
   MCP_SESSIONS_PER_PRINCIPAL: number;
 
   /** The largest request body accepted (413 above it). */
-  @Transform(({ value }) => (value === undefined || value === '' ? 1_048_576 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 1_048_576))
   @IsInt()
   @Min(1024)
   @Max(104_857_600)
@@ -272,14 +273,14 @@ export class AppConfig {
     return `http://${host}:${this.PORT}`;
   }
   /** At most this many helm processes at once (writes keep one slot for themselves); default twice the cores. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 2 * availableParallelism() : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 2 * availableParallelism()))
   @IsInt()
   @Min(1)
   @Max(1024)
   HELM_CONCURRENCY: number;
 
   /** How long a call waits for a free helm process before it is refused with 503 and Retry-After. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
+  @Transform(({ value }) => numberSetting(value, 10))
   @IsInt()
   @Min(0)
   @Max(3600)
@@ -318,6 +319,17 @@ LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
 
+/**
+ * A whole number written in decimal digits; unset (undefined) gives `fallback`. Anything else
+ * (" ", "0x10", "1e3", "8080abc") is NaN, refused by the property's @IsInt naming the variable:
+ * Number() read " " as 0 (a random port) and "0x10" as 16.
+ */
+function numberSetting(value: unknown, fallback: number | undefined): unknown {
+  if (value === undefined) return fallback;
+  const text = String(value).trim();
+  return /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
+}
+
 function booleanSetting(value: unknown, fallback: boolean | undefined): unknown {
   if (value === undefined || value === '') return fallback;
   const text = String(value).trim().toLowerCase();
@@ -340,21 +352,31 @@ function commaList(value: unknown): string[] {
     .filter((item) => item.length > 0);
 }
 
+const EMPTY_MEANS_EMPTY = new Set(['MCP_IGNORED_QUERY_KEYS']);
+
 const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'BLUEPRINTS_FILE'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const raw = Object.fromEntries(KEYS.map((k) => [k, env[k]]));
+  // A variable set to nothing (or blanks) is unset, as most of them always read it; except where an
+  // empty list is a choice of its own (MCP_IGNORED_QUERY_KEYS="" ignores no query key).
+  const raw = Object.fromEntries(KEYS.map((k) => [k, EMPTY_MEANS_EMPTY.has(k) || env[k]?.trim() !== '' ? env[k] : undefined]));
   const config = plainToInstance(AppConfig, raw);
   const errors = validateSync(config, { forbidUnknownValues: false });
   if (errors.length > 0) {
-    const lines = errors.map((e) => `${e.property}=${JSON.stringify(raw[e.property] ?? '')}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+    const lines = errors.map((e) => `${e.property}=${JSON.stringify(shown(e.property, raw[e.property] ?? ''))}: ${Object.values(e.constraints ?? {}).join('; ')}`);
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const conflicts = authConflicts(config);
   if (conflicts.length > 0) throw new ConfigError(`invalid configuration:\n  ${conflicts.join('\n  ')}`);
   config.KUBE_IMPERSONATE ??= config.authEnabled;
   return config;
+}
+
+/** A refused value as the message repeats it: a database URL without its password (the message goes to the log). */
+export function shown(property: string, value: string): string {
+  if (property !== 'DATABASE_URL') return value;
+  return value.replace(/(\/\/[^:/@\s]*):[^@/\s]*@/g, '$1:***@').replace(/(password=)[^&\s]*/gi, '$1***');
 }
 
 /** The rules between settings: what each one alone cannot say. */
