@@ -3,6 +3,7 @@ import { AgentWrites, Reconciler } from '@app/agents';
 import { serveMcpStdio } from '@app/mcp';
 import { Tracing } from '@app/telemetry';
 import { createApp } from './app.factory.js';
+import { startStep } from './startup.js';
 
 const USAGE = `usage: agent-manager <command>
 
@@ -51,16 +52,12 @@ async function mcp(args: string[]): Promise<void> {
   // Built as for HTTP (the same modules, tools and schemas), initialised, never listening.
   const settings = config();
   await Tracing.start();
-  let app;
-  try {
-    // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read while the app is built.
-    app = await createApp(settings, { logger: 'stderr' });
-    await app.init();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(`agent-manager: ${error.message}`);
-    process.exit(2);
-  }
+  // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read while the app is built, BLUEPRINTS_FILE at init.
+  const app = await startStep(async () => {
+    const built = await createApp(settings, { logger: 'stderr' });
+    await built.init();
+    return built;
+  }, settings);
   await serveMcpStdio(app, query);
   // The client went away: let writes it started finish (as on SIGTERM) before the store closes.
   await app.get(AgentWrites).drain(settings.SHUTDOWN_TIMEOUT_SECONDS * 1000);
@@ -74,8 +71,12 @@ async function storeRebuild(args: string[]): Promise<void> {
     console.error(`agent-manager store: unknown argument ${args.join(' ') || '(none)'}\n\n${USAGE}`);
     process.exit(2);
   }
-  const app = await createApp(config(), { logger: 'stderr' });
-  await app.init();
+  const settings = config();
+  const app = await startStep(async () => {
+    const built = await createApp(settings, { logger: 'stderr' });
+    await built.init();
+    return built;
+  }, settings);
   try {
     const { adopted, skipped } = await app.get(Reconciler).rebuild();
     for (const name of adopted) console.log(`adopted ${name}`);

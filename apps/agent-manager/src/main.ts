@@ -1,35 +1,19 @@
 import { Logger } from '@nestjs/common';
-import { ConfigError, loadConfig } from '@app/common';
+import { loadConfig } from '@app/common';
 import { Metrics, Tracing } from '@app/telemetry';
 import { createApp, drainOnShutdown } from './app.factory.js';
 import { listenForMetrics } from './http-telemetry.js';
+import { startStep } from './startup.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`agent-manager: ${error.message}`);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const config = await startStep(async () => loadConfig());
   // Only with OTEL_EXPORTER_OTLP_ENDPOINT set: otherwise nothing of OpenTelemetry is loaded.
   await Tracing.start();
-  let app;
-  try {
-    app = await createApp(config);
-  } catch (error) {
-    // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read and validated while the app is built.
-    if (error instanceof ConfigError) {
-      console.error(`agent-manager: ${error.message}`);
-      process.exit(2);
-    }
-    throw error;
-  }
-  await app.listen(config.PORT, config.HOST);
-  const metricsServer = config.METRICS_PORT === undefined ? undefined : await listenForMetrics(config, app.get(Metrics));
+  // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read while the app is built, BLUEPRINTS_FILE while it
+  // starts listening; the store is opened (and migrated) first of all.
+  const app = await startStep(() => createApp(config), config);
+  await startStep(() => app.listen(config.PORT, config.HOST), config);
+  const metricsServer = config.METRICS_PORT === undefined ? undefined : await startStep(() => listenForMetrics(config, app.get(Metrics)), config);
   drainOnShutdown(app, config, metricsServer);
   const metrics = `http://${config.HOST}:${config.METRICS_PORT ?? config.PORT}/metrics`;
   new Logger('agent-manager').log({

@@ -2,7 +2,7 @@ export { AppError, ERROR_STATUS } from './app-error.js';
 export type { ErrorBody, ErrorCode, ErrorDetail } from './app-error.js';
 export { mapError } from './error-mapping.js';
 export type { MappedError } from './error-mapping.js';
-export { AppConfig, ConfigError, isLoopbackHost, LOG_FORMATS, LOG_LEVELS, loadConfig } from './app-config.js';
+export { AppConfig, ConfigError, isLoopbackHost, LOG_FORMATS, LOG_LEVELS, loadConfig, shown } from './app-config.js';
 export type { LogFormat, LogLevel } from './app-config.js';
 export { PROJECT_PACKAGE, PROJECT_ROOT } from './project-root.js';
 export { OperationContexts } from './operation-context.js';
