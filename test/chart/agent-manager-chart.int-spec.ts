@@ -60,6 +60,35 @@ describe('deploy/charts/agent-manager', () => {
     expect(await refusal([])).toContain('database.existingSecret: more than one replica');
     expect(await refusal(['--set', 'replicaCount=1'])).toContain('auth: authentication is off');
     expect(await refusal(['--set', 'replicaCount=1', '--set', 'auth.oidc.issuerUrl=https://dex.example.com'])).toContain('auth.oidc.audience: required');
+    const base = ['-f', ciValues('single-sqlite-values.yaml')];
+    expect(await refusal([...base, '--set', 'metrics.port=8080'])).toContain("metrics.port: 8080 is the service's own port");
+    expect(await refusal([...base, '--set', 'auth.kubeImpersonate=true'])).toContain('auth.kubeImpersonate: impersonation needs authenticated callers');
+  });
+
+  it("refuses in the schema the settings the service would stop at (its own bounds and host names)", async () => {
+    const base = ['-f', ciValues('single-sqlite-values.yaml')];
+    for (const [value, place] of [
+      ['config.helmTimeoutSeconds=7200', /config[./]helmTimeoutSeconds/],
+      ['config.leaseTtlSeconds=7200', /config[./]leaseTtlSeconds/],
+      ['config.writeQueueSeconds=7200', /config[./]writeQueueSeconds/],
+      ['config.idempotencyTtlSeconds=2592001', /config[./]idempotencyTtlSeconds/],
+      ['config.helmConcurrency=2000', /config[./]helmConcurrency/],
+      ['mcp.allowedHosts={*.example.com}', /mcp[./]allowedHosts[./]0/],
+    ] as const) {
+      expect(await refusal([...base, '--set', value])).toMatch(place);
+    }
+  });
+
+  it('mounts extra volumes, e.g. the blueprints file the installation ships', async () => {
+    const objects = await render([
+      '-f', ciValues('single-sqlite-values.yaml'),
+      '--set-json', 'extraVolumes=[{"name":"blueprints","configMap":{"name":"am-blueprints"}}]',
+      '--set-json', 'extraVolumeMounts=[{"name":"blueprints","mountPath":"/etc/agent-manager/blueprints","readOnly":true}]',
+      '--set-json', 'extraEnv=[{"name":"BLUEPRINTS_FILE","value":"/etc/agent-manager/blueprints/blueprints.yaml"}]',
+    ]);
+    expect(one(objects, 'Deployment').spec.template.spec.volumes).toEqual(expect.arrayContaining([{ name: 'blueprints', configMap: { name: 'am-blueprints' } }]));
+    expect(container(objects).volumeMounts).toEqual(expect.arrayContaining([{ name: 'blueprints', mountPath: '/etc/agent-manager/blueprints', readOnly: true }]));
+    expect(env(objects).BLUEPRINTS_FILE).toBe('/etc/agent-manager/blueprints/blueprints.yaml');
   });
 
   it('refuses values the schema does not know or allow', async () => {

@@ -74,4 +74,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if and .Values.auth.policy.existingConfigMap .Values.auth.policy.inline }}
 {{- fail "auth.policy: set existingConfigMap or inline, not both" }}
 {{- end }}
+{{- if eq (int (default 0 .Values.metrics.port)) 8080 }}
+{{- fail "metrics.port: 8080 is the service's own port (PORT); choose another port, or leave it null to serve /metrics on 8080" }}
+{{- end }}
+{{- if and (eq (toString .Values.auth.kubeImpersonate) "true") (not (include "agent-manager.authEnabled" .)) }}
+{{- fail "auth.kubeImpersonate: impersonation needs authenticated callers; configure auth.oidc.issuerUrl or auth.apiTokens.existingSecret, or leave kubeImpersonate null" }}
+{{- end }}
 {{- end }}
