@@ -225,6 +225,7 @@ export class AgentsRepository {
       const agent = await tx.agent.create({
         data: {
           id,
+          version: await firstVersion(tx, namespace, name),
           namespace,
           name,
           activeKey: activeKey(namespace, name),
@@ -343,7 +344,7 @@ export class AgentsRepository {
     return this.db.$transaction(async (tx) => {
       const agent = await tx.agent.create({
         data: {
-          id, namespace, name, activeKey: activeKey(namespace, name), state: 'active',
+          id, namespace, name, activeKey: activeKey(namespace, name), state: 'active', version: await firstVersion(tx, namespace, name),
           spec: json(current.spec), values: json(current.values), chartRef: chart.ref, chartVersion: chart.version ?? null,
           revision: history.length, helmRevision: current.helmRevision, createdBy: history[0].actor, updatedBy: current.actor, lastOperationId: operationId,
         },
@@ -411,6 +412,15 @@ export class AgentsRepository {
     const matchers = wild.map(namespaceMatcher);
     return [...new Set([...exact, ...found.map((r) => r.namespace).filter((ns) => matchers.some((matches) => matches(ns)))])];
   }
+}
+
+/**
+ * The version a new agent of a name starts at: past every earlier agent of that name, so an
+ * ETag (If-Match, expectedVersion) kept from a deleted one never matches its successor.
+ */
+async function firstVersion(tx: Pick<StoreClient, 'agent'>, namespace: string, name: string): Promise<number> {
+  const earlier = await tx.agent.aggregate({ where: { namespace, name }, _max: { version: true } });
+  return (earlier._max.version ?? 0) + 1;
 }
 
 /**

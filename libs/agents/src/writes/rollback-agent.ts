@@ -36,7 +36,12 @@ export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto
       }
       return { agent, restore };
     },
-    preview: async ({ agent, restore }) => ({ dryRun: true, rolledBackTo: restore.revision, before: agent.values, after: restore.values, agent: tools.view(agent) }),
+    async preview({ agent, restore }) {
+      // Rendered as the real rollback applies it: the old values through the chart configured now,
+      // which may refuse them (a chart upgraded since); the dry run then answers that refusal.
+      await tools.helm.template(release, tools.chart, restore.values);
+      return { dryRun: true, rolledBackTo: restore.revision, before: agent.values, after: restore.values, agent: tools.view(agent) };
+    },
     journal: ({ agent, restore }) => ({
       agentId: agent.id, intent: { spec: restore.spec, values: restore.values, rolledBackTo: restore.revision }, baseHelmRevision: agent.helmRevision,
     }),
@@ -44,6 +49,7 @@ export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto
     record: ({ agent, restore }, applied, operationId, keep) =>
       tools.repository.recordChange(agent, {
         spec: restore.spec, values: applied.values ?? restore.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.actor, operationId, rolledBackTo: restore.revision,
+        chart: tools.chart,
       }, keep),
     answer: async ({ agent, restore }, applied, view) => ({
       dryRun: false, rolledBackTo: restore.revision, before: agent.values, after: applied.values ?? restore.values, agent: view,

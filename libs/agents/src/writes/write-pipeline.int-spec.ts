@@ -178,6 +178,46 @@ describe(WritePipeline.name, () => {
       expect(callsFor('stuck').filter((call) => call.startsWith('rollback'))).toHaveLength(1);
     });
 
+    it('renders a rollback dry run through the chart, and records the chart a rollback applied', async () => {
+      await create('chart-back');
+      await update('chart-back', { description: 'v2' });
+      helm.calls.length = 0;
+      const dry = await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true }))));
+      expect(dry).toMatchObject({ dryRun: true, rolledBackTo: 1 });
+      expect(callsFor('chart-back')).toEqual(['template chart-back']);
+      await store.client.agent.updateMany({ where: { name: 'chart-back' }, data: { chartRef: 'charts/an-older-agent-chart' } });
+      await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1 }))));
+      expect((await repository.findActive('ns', 'chart-back'))?.chart.ref).toBe(pipeline.tools().chart.ref);
+    });
+
+    it('refuses a dry run as the write would while helm holds the release pending from an interrupted write', async () => {
+      await create('held');
+      const agent = (await repository.findActive('ns', 'held'))!;
+      const values = { ...agent.values, description: 'never landed' };
+      await repository.startOperation({
+        id: 'op-held-by-a-dead-replica', kind: 'update', namespace: 'ns', name: 'held', agentId: agent.id, request: {}, actor: 'erin', owner: 'replica-gone',
+        intent: { spec: { ...agent.spec, description: 'never landed' }, values }, baseHelmRevision: agent.helmRevision,
+      });
+      helm.hold({ namespace: 'ns', name: 'held' }, 'pending-upgrade', values);
+      expect(await refusal(update('held', { description: 'real' }))).toBe('conflict');
+      expect(await refusal(update('held', { description: 'dry', dryRun: true }))).toBe('conflict');
+      const dryRollback = as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true }))));
+      expect(await refusal(dryRollback)).toBe('conflict');
+      const freeing = as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true, freeStuckRelease: true }))));
+      await expect(freeing).resolves.toMatchObject({ dryRun: true, rolledBackTo: 1 });
+      expect((await repository.operation('op-held-by-a-dead-replica'))?.state).toBe('pending');
+    });
+
+    it('starts a new agent of a deleted name past the old one\'s version: an ETag kept from the old one is stale', async () => {
+      await create('again');
+      for (const description of ['v2', 'v3', 'v4']) await update('again', { description });
+      const old = (await repository.findActive('ns', 'again'))!;
+      await as('dave', () => pipeline.run(deleteAgent(pipeline.tools(), { namespace: 'ns', name: 'again' }, parseInput(DeleteAgentDto, {}))));
+      const renewed = await create('again');
+      expect(renewed.agent!.version).toBeGreaterThan(old.version);
+      expect(await refusal(update('again', { description: 'with the old ETag', expectedVersion: old.version }))).toBe('precondition_failed');
+    });
+
     it('deletes with one helm uninstall and keeps the record as deleted', async () => {
       await create('gone');
       helm.calls.length = 0;

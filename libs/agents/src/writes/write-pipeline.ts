@@ -55,6 +55,7 @@ export class WritePipeline {
       hashed,
       async (claimed) => {
         if (!plan.dryRun) return this.exclusive(plan, claimed);
+        await this.settledForPreview(plan);
         const checked = await plan.check();
         return (await plan.unchanged?.(checked)) ?? plan.preview(checked);
       },
@@ -64,6 +65,18 @@ export class WritePipeline {
         replayed: (answer, sent) => this.stillStands(plan, answer, sent),
       },
     );
+  }
+
+  /**
+   * A dry run answers as the write would: an earlier write left pending (a dead replica, a helm
+   * run that holds the release pending-*) is settled first, as the write settles it, and what the
+   * write would refuse (409 while helm holds the release) the dry run refuses too. Nothing of the
+   * dry run itself is written; with nothing pending it takes no lock.
+   */
+  private async settledForPreview<C, A>(plan: WritePlan<C, A>): Promise<void> {
+    const { namespace, name } = plan;
+    if ((await this.repository.pendingOperations({ namespace, name })).length === 0) return;
+    await this.writes.exclusive(namespace, name, () => this.recovery.settle(namespace, name, { freeStuckRelease: plan.freeStuckRelease }), async () => undefined);
   }
 
   private exclusive<C, A>(plan: WritePlan<C, A>, claimed?: ClaimedKey): Promise<A> {
