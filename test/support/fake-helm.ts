@@ -42,9 +42,11 @@ export class FakeHelm extends HelmClient {
     return this.releases.delete(`${release.namespace}/${release.name}`);
   }
 
-  override async status(release: ReleaseRef): Promise<ReleaseInfo | null> {
+  override async status(release: ReleaseRef, revision?: number): Promise<ReleaseInfo | null> {
     this.calls.push(`status ${release.name}`);
-    return this.releases.get(`${release.namespace}/${release.name}`) ?? null;
+    const key = `${release.namespace}/${release.name}`;
+    if (revision !== undefined) return this.revisions.get(key)?.find((info) => info.revision === revision) ?? null;
+    return this.releases.get(key) ?? null;
   }
 
   override async history(release: ReleaseRef): Promise<HistoryEntry[]> {

@@ -69,13 +69,25 @@ describe(`${foldStatus.name}: a pending or failed revision is compared with the 
   const next: LiveAgent = { ...applied, spec: { type: 'Declarative', declarative: { modelConfig: 'm', systemMessage: 'next' } } };
   const nextValues = { ...values, systemMessage: 'next' };
   const ready = [{ type: 'Accepted', status: 'True' }, { type: 'Ready', status: 'True', observedGeneration: 2 }];
-  const deployed = { revision: 2, values, agent: applied };
+  const deployed = { revision: 2, agentRevision: 2, values, agent: applied };
   const unfinished = (status: string, over: Partial<StatusFacts> = {}) =>
     facts({ release: { status, revision: 3 }, releaseValues: nextValues, appliedAgent: next, deployed, ...over });
 
   it.each([
     ['an interrupted update, the cluster still at the deployed revision', unfinished('pending-upgrade'), 'progressing', /pending-upgrade at revision 3: a write that has not finished or was interrupted; the cluster still holds revision 2, the last deployed\. If no write is running, roll the agent back to revision 2/],
     ['an interrupted rollback', unfinished('pending-rollback'), 'progressing', /pending-rollback at revision 3.*still holds revision 2/],
+    [
+      'an interrupted update whose last deployed helm revision applied another agent revision',
+      unfinished('pending-upgrade', { release: { status: 'pending-upgrade', revision: 6 }, deployed: { ...deployed, revision: 5, agentRevision: 3 } }),
+      'progressing',
+      /roll the agent back to revision 3 \(what helm revision 5 applied\) with freeStuckRelease/,
+    ],
+    [
+      'an interrupted update whose last deployed helm revision no agent revision applied',
+      unfinished('pending-upgrade', { deployed: { ...deployed, agentRevision: null } }),
+      'progressing',
+      /free the release with a rollback with freeStuckRelease to the agent revision whose helmRevision is 2 \(list_agent_revisions\), or helm rollback/,
+    ],
     ['an update that applied its Agent before it was interrupted', unfinished('pending-upgrade', { liveAgent: live(ready, { spec: next.spec }) }), 'progressing', /already holds revision 3's Agent/],
     ['a failed upgrade, with helm\'s reason', unfinished('failed', { release: { status: 'failed', revision: 3, description: 'Upgrade "a" failed: timed out.' } }), 'failed', /failed at revision 3 \(Upgrade "a" failed: timed out\); the cluster still holds revision 2, the last deployed: update or roll back/],
     ['a pending install (nothing deployed before)', facts({ release: { status: 'pending-install', revision: 1 }, deployed: null }), 'progressing', /^The helm release is pending-install at revision 1\.$/],

@@ -21,7 +21,10 @@ export interface StatusFacts {
 }
 
 export interface RevisionFacts {
+  /** helm's revision number. */
   revision: number;
+  /** The agent's revision that helm revision applied (what rollback_agent takes); null when none did (an adopted or reinstalled release). */
+  agentRevision?: number | null;
   values: Record<string, unknown>;
   /** The Agent in that revision's manifest. */
   agent: LiveAgent | null;
@@ -106,7 +109,11 @@ function unsettledMessage(release: { status: string; revision: number; descripti
   if (!deployed) return release.status === 'failed' ? `${state}; update or delete the agent.` : `${state}.`;
   const cluster = holds === deployed ? `the cluster still holds revision ${deployed.revision}, the last deployed` : `the cluster already holds revision ${release.revision}'s Agent`;
   if (release.status === 'failed') return `${state}; ${cluster}: update or roll back the agent.`;
-  return `${state}: a write that has not finished or was interrupted; ${cluster}. If no write is running, roll the agent back to revision ${deployed.revision} to free the release.`;
+  const free =
+    deployed.agentRevision != null
+      ? `roll the agent back to revision ${deployed.agentRevision} (what helm revision ${deployed.revision} applied) with freeStuckRelease to free the release`
+      : `free the release with a rollback with freeStuckRelease to the agent revision whose helmRevision is ${deployed.revision} (list_agent_revisions), or helm rollback`;
+  return `${state}: a write that has not finished or was interrupted; ${cluster}. If no write is running, ${free}.`;
 }
 
 /** Which chart values differ between the store and the release. */

@@ -178,14 +178,15 @@ export class AgentsService implements OnModuleDestroy {
       const [liveAgent, appliedAgent, deployed] = await Promise.all([
         this.kube.getAgent(namespace, name),
         agentInManifest(info?.manifest ?? ''),
-        info ? this.lastDeployed(release, info) : null,
+        info ? this.lastDeployed(release, info, agent.id) : null,
       ]);
       const folded = foldStatus({
         namespace,
         name,
         storeRevision: agent.revision,
         storeValues: { ...agent.values },
-        release: info ? { status: info.status, revision: info.revision, description: info.description } : null,
+        // helm's own description of a pending or failed revision is helm's words: admins read them (README).
+        release: info ? { status: info.status, revision: info.revision, description: caller.admin ? info.description : undefined } : null,
         releaseValues: info?.values ?? null,
         appliedAgent,
         liveAgent,
@@ -200,13 +201,15 @@ export class AgentsService implements OnModuleDestroy {
   }
 
   /** For a release whose current revision is pending-* or failed: the last deployed revision's values and Agent. */
-  private async lastDeployed(release: ReleaseRef, current: ReleaseInfo): Promise<RevisionFacts | null> {
+  private async lastDeployed(release: ReleaseRef, current: ReleaseInfo, agentId: string): Promise<RevisionFacts | null> {
     if (current.status !== 'failed' && !current.status.startsWith('pending')) return null;
     const revision = lastDeployedRevision(await this.helm.history(release), current.revision);
     if (revision === undefined) return null;
     const info = await this.helm.status(release, revision);
     if (!info) return null;
-    return { revision, values: info.values, agent: await agentInManifest(info.manifest) };
+    // rollback_agent takes the agent's revision numbers, which drift from helm's (a failed atomic upgrade, a reinstall, an adoption).
+    const agentRevision = (await this.repository.revisions(agentId)).find((r) => r.helmRevision === revision)?.revision ?? null;
+    return { revision, agentRevision, values: info.values, agent: await agentInManifest(info.manifest) };
   }
 
   private async require(namespace: string, name: string): Promise<AgentWithLastOperation> {

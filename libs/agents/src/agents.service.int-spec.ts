@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { loadConfig, OperationContexts } from '@app/common';
+import type { KubeClient } from '@app/kube';
+import { Store } from '@app/store';
+import { FakeHelm } from '../../../test/support/fake-helm.js';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
+import { AgentLeaseRepository } from './agent-lease.repository.js';
+import { AgentWrites } from './agent-writes.service.js';
+import { CreateAgentDto, UpdateAgentDto } from './agents.dto.js';
+import { parseInput } from './agents.input.js';
+import { AgentsRepository } from './agents.repository.js';
+import { AgentsService } from './agents.service.js';
+import { IdempotencyRepository } from './idempotency.repository.js';
+import { OperationRecovery } from './operation-recovery.service.js';
+import { WritePipeline } from './writes/write-pipeline.js';
+
+/**
+ * get_agent_status while helm holds a revision pending, on the real store with a FAKE helm (named
+ * as such: releases in memory) and a FAKE cluster read of the live Agent: what its message tells
+ * whom. The cluster suites read a real release.
+ */
+describe(`${AgentsService.name}: status of a release helm holds pending`, () => {
+  let db: FreshDatabase;
+  let store: Store;
+  let helm: FakeHelm;
+  let agents: AgentsService;
+  const ref = { namespace: 'ns', name: 'held' };
+  const HELM_WORDS = 'Upgrade "held" failed: dial tcp 10.96.0.12:443: connect: connection refused';
+
+  beforeAll(async () => {
+    db = await freshDatabaseUrl();
+    store = await Store.open(db.url);
+    const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
+    helm = new FakeHelm();
+    const repository = new AgentsRepository(store);
+    const leases = new AgentLeaseRepository(store);
+    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
+    const pipeline = new WritePipeline(config, repository, helm, writes, new OperationRecovery(config, repository, leases, helm, writes));
+    // The live Agent as the fake helm's manifests describe it (`kind: Agent`, nothing more): no drift.
+    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) } as unknown as KubeClient, pipeline);
+    await OperationContexts.run({ door: 'rest', actor: 'alice' }, async () => {
+      await agents.create(parseInput(CreateAgentDto, { ...ref, modelConfig: 'm', toolset: ['preset:read-only'] }));
+      await agents.update(ref, parseInput(UpdateAgentDto, { description: 'v2' }));
+      // A helm run outside agent-manager: helm's numbering moves ahead of the agent's.
+      await helm.upgradeInstall(ref, { ref: 'charts/agent' }, (await repository.findActive('ns', 'held'))!.values);
+      await agents.update(ref, parseInput(UpdateAgentDto, { description: 'v3' }));
+    });
+    const agent = (await repository.findActive('ns', 'held'))!;
+    expect({ revision: agent.revision, helmRevision: agent.helmRevision }).toEqual({ revision: 3, helmRevision: 4 });
+    helm.hold(ref, 'pending-upgrade', { ...agent.values, description: 'v4' }).description = HELM_WORDS;
+  });
+
+  afterAll(async () => {
+    await agents?.onModuleDestroy();
+    await store?.client.$disconnect();
+    await db?.drop();
+  });
+
+  it("names the agent's revision to roll back to (what rollback_agent takes), not helm's number", async () => {
+    const status = await agents.status(ref, { admin: true });
+    expect(status.message).toMatch(/pending-upgrade at revision 5/);
+    expect(status.message).toMatch(/roll the agent back to revision 3 \(what helm revision 4 applied\) with freeStuckRelease/);
+  });
+
+  it("shows helm's own words to admins only", async () => {
+    expect((await agents.status(ref, { admin: true })).message).toContain(HELM_WORDS);
+    const other = await agents.status(ref, { admin: false });
+    expect(other.message).not.toContain('dial tcp');
+    expect(other.message).toMatch(/^The helm release is pending-upgrade at revision 5: a write that has not finished/);
+  });
+});
