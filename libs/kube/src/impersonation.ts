@@ -6,19 +6,29 @@ import type { ConfigurationOptions, RequestContext, ResponseContext } from '@kub
 type KubeModule = typeof import('@kubernetes/client-node');
 
 /**
- * Per-call options that send a request as `identity`: Impersonate-User, and one Impersonate-Group
- * header line per group. The client's own HTTP library keeps one value per header name, and the
- * API server reads "a, b" in one line as a single group named "a, b"; so this library sends the
- * request itself (node:http, with the agent the kubeconfig's TLS and credentials configured).
+ * Per-call options for a read: sent with node:http by this library, given up after `timeoutMs`
+ * (the client's own library waits for an API server that never answers for good), and with
+ * `identity`, as that caller: Impersonate-User, and one Impersonate-Group header line per group.
+ * The client's own HTTP library keeps one value per header name, and the API server reads "a, b"
+ * in one line as a single group named "a, b". The agent is the one the kubeconfig's TLS and
+ * credentials configured.
  */
-export function impersonating(k8s: KubeModule, identity: KubeIdentity): ConfigurationOptions {
-  return { httpApi: k8s.wrapHttpLibrary({ send: (request) => send(k8s, request, identity) }) };
+export function readOptions(k8s: KubeModule, options: { timeoutMs: number; identity?: KubeIdentity }): ConfigurationOptions {
+  return {
+    httpApi: k8s.wrapHttpLibrary({
+      send: (request) => {
+        request.setSignal(AbortSignal.timeout(options.timeoutMs));
+        return send(k8s, request, options.identity);
+      },
+    }),
+  };
 }
 
-function send(k8s: KubeModule, request: RequestContext, identity: KubeIdentity): Promise<ResponseContext> {
+function send(k8s: KubeModule, request: RequestContext, identity?: KubeIdentity): Promise<ResponseContext> {
   const url = new URL(request.getUrl());
-  const headers: Record<string, string | string[]> = { ...request.getHeaders(), 'Impersonate-User': identity.user };
-  if (identity.groups.length > 0) headers['Impersonate-Group'] = identity.groups;
+  const headers: Record<string, string | string[]> = { ...request.getHeaders() };
+  if (identity) headers['Impersonate-User'] = identity.user;
+  if (identity && identity.groups.length > 0) headers['Impersonate-Group'] = identity.groups;
   const body = request.getBody();
   const open = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {

@@ -2,7 +2,7 @@ import type { ConfigurationOptions, CustomObjectsApi } from '@kubernetes/client-
 import { AppError, type KubeIdentity } from '@app/common';
 import { Tracing, type Metrics } from '@app/telemetry';
 import type { ClusterState } from './cluster-state.js';
-import { impersonating } from './impersonation.js';
+import { readOptions } from './impersonation.js';
 
 export interface Condition {
   type: string;
@@ -22,11 +22,13 @@ export interface LiveAgent {
 export const AGENT_GROUP = 'kagent.dev';
 export const AGENT_VERSION = 'v1alpha2';
 export const AGENT_PLURAL = 'agents';
+/** See KubeClient's readTimeoutMs. */
+export const KUBE_READ_TIMEOUT_MS = 15_000;
 
 interface Client {
   api: CustomObjectsApi;
-  /** The call options that impersonate `identity`. */
-  as(identity: KubeIdentity): ConfigurationOptions;
+  /** The call options of one read: its timeout, and the caller it impersonates. */
+  options(read: { timeoutMs: number; identity?: KubeIdentity }): ConfigurationOptions;
 }
 
 /**
@@ -42,6 +44,8 @@ export class KubeClient {
     private readonly kubeconfig?: string,
     private readonly identity?: () => KubeIdentity | undefined,
     private readonly metrics?: Metrics,
+    /** How long one read may wait for the API server: one that never answers held a status read, the recovery sweep (and its lock on the agent) and shutdown for good. */
+    private readonly readTimeoutMs = KUBE_READ_TIMEOUT_MS,
   ) {}
 
   /** The live Agent, or null when the cluster has none of that name; a span and a duration sample per read. */
@@ -66,10 +70,13 @@ export class KubeClient {
     const client = await this.client();
     try {
       const request = { group: AGENT_GROUP, version: AGENT_VERSION, namespace, plural: AGENT_PLURAL, name };
-      return (await client.api.getNamespacedCustomObject(request, identity && client.as(identity))) as LiveAgent;
+      return (await client.api.getNamespacedCustomObject(request, client.options({ timeoutMs: this.readTimeoutMs, identity }))) as LiveAgent;
     } catch (error) {
       const code = (error as { code?: number }).code;
       if (code === 404) return null;
+      if ((error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError') {
+        throw new AppError('backend_error', `the Kubernetes API server did not answer reading Agent ${namespace}/${name} within ${this.readTimeoutMs / 1000}s; retry, and check the cluster if it persists`);
+      }
       const body = (error as { body?: unknown }).body;
       const detail = typeof body === 'string' ? safeMessage(body) : (error as Error).message;
       if (code === 403 && identity) {
@@ -84,7 +91,7 @@ export class KubeClient {
       const config = new k8s.KubeConfig();
       if (this.kubeconfig) config.loadFromFile(this.kubeconfig);
       else config.loadFromDefault();
-      return { api: config.makeApiClient(k8s.CustomObjectsApi), as: (identity: KubeIdentity) => impersonating(k8s, identity) };
+      return { api: config.makeApiClient(k8s.CustomObjectsApi), options: (read: { timeoutMs: number; identity?: KubeIdentity }) => readOptions(k8s, read) };
     });
     return this.api.catch((error: unknown) => {
       this.api = undefined;
