@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parsePrometheusText } from '../support/prometheus-text.js';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
@@ -45,6 +47,21 @@ describe('/metrics on the main port (no METRICS_PORT)', () => {
     expect(requests).toContainEqual({ name: 'agent_manager_http_requests_total', labels: { method: 'GET', route: '/api/v1/agents/:namespace/:name', outcome: 'not_found', status: '404' }, value: 1 });
     expect(requests).toContainEqual({ name: 'agent_manager_http_requests_total', labels: { method: 'GET', route: 'unmatched', outcome: 'not_found', status: '404' }, value: 2 });
     expect(requests.filter((s) => /team-a|helper|route-/.test(Object.values(s.labels).join(' ')))).toEqual([]);
+  });
+
+  it('counts a request its client abandoned before the answer as aborted (499), not as the status nobody sent', async () => {
+    const { port } = new URL(t.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    // A validate whose body never finishes arriving; the client then leaves.
+    socket.write('POST /api/v1/agents/validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"name":');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { samples } = parsePrometheusText((await get('/metrics', 'localhost')).text);
+    const posts = samples.filter((s) => s.name === 'agent_manager_http_requests_total' && s.labels.method === 'POST');
+    expect(posts).toContainEqual({ name: 'agent_manager_http_requests_total', labels: { method: 'POST', route: 'unmatched', outcome: 'aborted', status: '499' }, value: 1 });
+    expect(posts.filter((s) => s.labels.outcome === 'ok')).toEqual([]);
   });
 
   it('answers X-Request-Id with the id the caller sent, or a new one when it is not a usable id', async () => {

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AppError, mapError, type AppConfig, type ErrorCode } from '@app/common';
+import { AppError, mapError, OperationContexts, type AppConfig, type ErrorCode } from '@app/common';
 import { refuse } from '@app/mcp';
 import { restChallenge } from './http-hardening.js';
 
@@ -16,6 +16,12 @@ export class ErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const req = host.switchToHttp().getRequest<Request>();
+    if (clientLeft(exception)) {
+      // The client closed the connection while its body arrived: nobody reads an answer now.
+      OperationContexts.learn({ outcome: 'aborted' });
+      res.destroy();
+      return;
+    }
     if (/^\/mcp\/?$/.test(req.path) && isUnreadableBody(exception)) {
       // An MCP client reads JSON-RPC, not our REST model: malformed JSON is a JSON-RPC parse error.
       refuse(res, 400, `Parse error: the body is not a JSON object or array (${(exception as Error).message})`, -32700);
@@ -39,6 +45,12 @@ export class ErrorFilter implements ExceptionFilter {
 }
 
 /** body-parser's refusal of a body over BODY_LIMIT_BYTES. */
+/** The body parser's "request aborted": the client went away before its body was read. */
+function clientLeft(exception: unknown): boolean {
+  const error = exception instanceof HttpException ? (exception.cause ?? exception) : exception;
+  return (error as { type?: string } | null)?.type === 'request.aborted';
+}
+
 function isTooLarge(exception: unknown): boolean {
   if (exception instanceof HttpException) return exception.getStatus() === 413;
   return (exception as { type?: string; status?: number } | null)?.type === 'entity.too.large';

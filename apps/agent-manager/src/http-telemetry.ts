@@ -31,12 +31,15 @@ export function observeHttp(app: NestExpressApplication, log: Pino, metrics: Met
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const path = pathOf(req);
       const route = routeOf(req);
-      const status = res.statusCode;
-      const outcome = status < 400 ? 'ok' : (context.facts.outcome ?? CODES.get(status) ?? `http_${status}`);
+      // Closed before the answer was sent (the client left, a timeout cut it): whatever statusCode
+      // holds then is a default nobody sent (200, 201), not an outcome. 499 as proxies write it.
+      const aborted = !res.writableFinished || context.facts.outcome === 'aborted';
+      const status = aborted ? 499 : res.statusCode;
+      const outcome = aborted ? 'aborted' : status < 400 ? 'ok' : (context.facts.outcome ?? CODES.get(status) ?? `http_${status}`);
       metrics.httpRequest({ method: req.method, route, status, outcome }, seconds);
       span?.rename(`${req.method} ${route}`);
       span?.set({ 'http.route': route, 'http.response.status_code': status });
-      span?.end(status >= 500 ? `HTTP ${status}` : undefined);
+      span?.end(status >= 500 ? `HTTP ${status}` : aborted ? 'the client closed the request before the answer' : undefined);
       const line = {
         msg: 'request',
         method: req.method,
@@ -45,7 +48,7 @@ export function observeHttp(app: NestExpressApplication, log: Pino, metrics: Met
         status,
         outcome,
         durationMs: Math.round(seconds * 10_000) / 10,
-        ...(!res.writableFinished && { aborted: true }),
+        ...(aborted && { aborted: true }),
         ...fieldsOf(context),
       };
       if (QUIET.test(path)) access.debug(line);
