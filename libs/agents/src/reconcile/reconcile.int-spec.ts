@@ -6,7 +6,7 @@ import type { KubeClient } from '@app/kube';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
-import { AgentLeaseRepository } from '../agent-lease.repository.js';
+import { AgentLeaseRepository, recoveryOwner } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
 import { AgentsRepository } from '../agents.repository.js';
 import { toChartValues, type ChartValues } from '../agents.types.js';
@@ -96,6 +96,26 @@ describe(Reconciler.name, () => {
     expect(await repository.findActive('ns', 'legacy')).toBeNull();
     const rebuilt = await reconciler.rebuild();
     expect(rebuilt.skipped).toEqual(expect.arrayContaining([{ release: 'ns/legacy', why: expect.stringContaining('declares no toolset') }]));
+  });
+
+  it("waits out another replica's sweep on an agent by reading its lease, not by inserting again and again", async () => {
+    class CountingLeases extends AgentLeaseRepository {
+      inserts = 0;
+      override async acquire(...args: Parameters<AgentLeaseRepository['acquire']>) {
+        this.inserts++;
+        return super.acquire(...args);
+      }
+    }
+    const leases = new CountingLeases(store);
+    const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
+    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
+    const counted = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), { getAgent: async () => ({}) } as unknown as KubeClient, new OperationRecovery(config, repository, leases, helm, writes), writes);
+    expect((await leases.acquire('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b', 5_000)).acquired).toBe(true);
+    leases.inserts = 0;
+    setTimeout(() => void leases.release('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b'), 800);
+    await counted.reconcile({ namespace: 'ns', name: 'from-bp' });
+    // One refused try, then reads until the other sweep let go, then the try that takes it.
+    expect(leases.inserts).toBeLessThanOrEqual(3);
   });
 
   it("journals an adoption as adopt_agent with who asked, through which door", async () => {

@@ -5,7 +5,7 @@ import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
 import { Metrics } from '@app/telemetry';
-import { AgentLeaseRepository, isRecoveryHolder, recoveryOwner, type LeaseResult } from '../agent-lease.repository.js';
+import { AgentLeaseRepository, isRecoveryHolder, recoveryOwner, type LeaseHolder, type LeaseResult } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
 import { chartValuesOf, type AgentRecord } from '../agents.records.js';
 import { AgentsRepository, type AppliedChange } from '../agents.repository.js';
@@ -77,6 +77,9 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     this.closed = true;
     await this.startup;
   }
+
+  /** Why the last automatic pass could not run, while it keeps failing for that reason. */
+  private skipped?: string;
 
   /**
    * One agent, or every agent the store knows and every release of the agent chart; dryRun lists what it would do.
@@ -213,7 +216,13 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     for (;;) {
       const lease = await this.leases.acquire(key, owner, leaseId, ttl);
       if (lease.acquired || !isRecoveryHolder(lease.holder) || Date.now() > deadline) return lease;
-      await sleep(100);
+      // Wait by reading, not by inserting (as AgentWrites does): each refused insert is a failed
+      // store query in the metrics and an error in PostgreSQL's log, while sweeps contend as a rule.
+      let holder: LeaseHolder | null = lease.holder;
+      while (holder && isRecoveryHolder(holder) && holder.operationId === lease.holder.operationId && Date.now() <= deadline) {
+        await sleep(100);
+        holder = await this.leases.holder(key);
+      }
     }
   }
 
@@ -280,8 +289,13 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   private async sweepPass(): Promise<void> {
     try {
       await OperationContexts.asService(() => this.pass(undefined, undefined, false));
+      this.skipped = undefined;
     } catch (error) {
-      this.logger.debug(`reconcile pass skipped: ${(error as Error).message}`);
+      // A warning when the reason is new (RBAC refusing helm list, an unreachable cluster), not at every sweep.
+      const why = (error as Error).message;
+      if (why === this.skipped) this.logger.debug(`reconcile pass skipped: ${why}`);
+      else this.logger.warn(`automatic reconcile passes are skipped until this is fixed (said once; debug repeats it): ${why}`);
+      this.skipped = why;
     }
   }
 
