@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Metrics, Tracing } from '@app/telemetry';
-import type { HelmClientOptions } from './helm.client.js';
+import { isReleaseNotFound, type HelmClientOptions } from './helm.client.js';
 
 /** Flags whose value is a credential: their value never reaches a log line or a span. */
 const SECRET_FLAG = /^--(kube-token|password|token)$/;
@@ -18,17 +18,21 @@ export function observeHelm(metrics: Metrics): NonNullable<HelmClientOptions['ob
     const span = Tracing.begin(`helm ${subcommand}`, { kind: 'client', attributes: { 'helm.subcommand': subcommand, 'process.command_args': ['helm', ...shown] } });
     const started = process.hrtime.bigint();
     let exitCode = 127;
+    // "release: not found" (status, history, uninstall of a release that is gone) is an answer the client expects.
+    let notFound = false;
     try {
       const result = await (span ? span.run(spawn) : spawn());
       exitCode = result.exitCode;
+      notFound = exitCode !== 0 && isReleaseNotFound(result.stderr);
       return result;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.helmProcess(subcommand, exitCode === 0, seconds);
+      const ok = exitCode === 0 || notFound;
+      metrics.helmProcess(subcommand, ok, seconds);
       span?.set({ 'process.exit.code': exitCode });
-      span?.end(exitCode === 0 ? undefined : `helm ${subcommand} exited ${exitCode}`);
-      const line = { msg: `helm ${subcommand}: exit ${exitCode}`, subcommand, args: shown, exitCode, durationMs: Math.round(seconds * 1000) };
-      if (exitCode === 0) logger.log(line);
+      span?.end(ok ? undefined : `helm ${subcommand} exited ${exitCode}`);
+      const line = { msg: `helm ${subcommand}: exit ${exitCode}${notFound ? ' (release: not found)' : ''}`, subcommand, args: shown, exitCode, durationMs: Math.round(seconds * 1000) };
+      if (ok) logger.log(line);
       else logger.warn(line);
     }
   };

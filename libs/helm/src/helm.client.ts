@@ -21,7 +21,7 @@ export interface HelmClientOptions {
   /** At most this many helm processes at once (HELM_CONCURRENCY); default twice the cores. */
   concurrency?: number;
   /** Wraps every helm process (its span, metrics and log line): runs `spawn` and answers what it answered. */
-  observe?: <T extends { exitCode: number }>(args: readonly string[], spawn: () => Promise<T>) => Promise<T>;
+  observe?: <T extends { exitCode: number; stderr: string }>(args: readonly string[], spawn: () => Promise<T>) => Promise<T>;
   /** How long a call waits for a free helm slot before 503 unavailable (HELM_QUEUE_SECONDS); default 10. */
   queueSeconds?: number;
   /**
@@ -288,8 +288,8 @@ function releaseExists(release: ReleaseRef): AppError {
   );
 }
 
-/** helm's own words for "no such release" (status, get, history, uninstall; helm 3 and 4). */
-function isReleaseNotFound(stderr: string): boolean {
+/** helm's own words for "no such release" (status, get, history, uninstall; helm 3 and 4): an answer, not a failure. */
+export function isReleaseNotFound(stderr: string): boolean {
   return /release: not found/i.test(stderr);
 }
 
