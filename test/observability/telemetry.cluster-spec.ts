@@ -150,6 +150,9 @@ describe('logs, metrics and traces of a running service', () => {
 
     const toolLine = entries.find((e) => e.tool === 'get_agent');
     expect(toolLine).toMatchObject({ outcome: 'ok', traceId: tool.traceId, door: 'mcp-http', subject: 'token:obs', operation: 'get_agent', agent });
+    const mcpAccess = entries.filter((e) => e.msg === 'request' && e.route === '/mcp');
+    expect(mcpAccess.length).toBeGreaterThan(0);
+    expect(mcpAccess.every((e) => e.subject === 'token:obs' && e.door === 'mcp-http')).toBe(true);
     expect(entries.filter((e) => e.requestId === 'obs-create-1').every((e) => e.traceId === create.traceId)).toBe(true);
   });
 

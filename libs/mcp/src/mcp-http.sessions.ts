@@ -6,7 +6,7 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
-import { AppConfig } from '@app/common';
+import { AppConfig, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { JsonResponseTransport, readJsonExchange } from './json-response.transport.js';
@@ -55,6 +55,8 @@ export class McpHttpSessions implements OnModuleDestroy {
   /** `req.auth` is set by the bearer check of /mcp (mcpBearerAuth, authentication on); without it the caller is anonymous. */
   async handle(req: McpRequest, res: ServerResponse, query: string): Promise<void> {
     const principal = principalOf(req.auth) ?? ANONYMOUS;
+    // The request's access line names its caller, as REST's do (a tool call's own line also names the tool).
+    OperationContexts.learn({ subject: principal.subject });
     const header = req.headers['mcp-session-id'];
     const id = Array.isArray(header) ? header[0] : header;
     if (refuseForbiddenArguments(req.body, res)) return;
