@@ -23,6 +23,14 @@ describe('ETag', () => {
     expect(res.headers.get('etag')).toBe(`"${res.body.version}"`);
   });
 
+  it('refuses a weak ETag in If-Match with 412 (If-Match compares strongly), before anything is written', async () => {
+    const { version } = (await call(t.url, 'GET', '/api/v1/agents/agents/tagged')).body;
+    const res = await call(t.url, 'PATCH', '/api/v1/agents/agents/tagged', { description: 'x' }, { 'if-match': `W/"${version}"` });
+    expect(res.status).toBe(412);
+    expect(res.body.error.message).toContain('weak ETag, which never matches');
+    expect((await call(t.url, 'GET', '/api/v1/agents/agents/tagged')).body.version).toBe(version);
+  });
+
   it.each<[string, string, string, unknown]>([
     ['a dry-run create', 'POST', '/api/v1/agents', { ...agent, dryRun: true }],
     ['a validation', 'POST', '/api/v1/agents/validate', agent],

@@ -171,9 +171,15 @@ function headers(req: Request): WriteHeaders {
   }
   let expectedVersion: number | undefined;
   if (ifMatch !== undefined && ifMatch.trim() !== '*') {
-    const match = /^(?:W\/)?(?:"(\d{1,10})"|(\d{1,10}))$/.exec(ifMatch.trim());
+    const match = /^(W\/)?(?:"(\d{1,10})"|(\d{1,10}))$/.exec(ifMatch.trim());
     if (!match) throw AppError.invalid([{ path: 'If-Match', message: 'If-Match must be the ETag of the agent, e.g. "3" (see the ETag header of GET)' }]);
-    expectedVersion = Number(match[1] ?? match[2]);
+    // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches. This API hands out strong ones only.
+    if (match[1]) {
+      throw new AppError('precondition_failed', `If-Match ${ifMatch.trim()} is a weak ETag, which never matches If-Match (a strong comparison): send the agent's ETag as GET gives it, e.g. "${match[2] ?? match[3]}"`, [
+        { path: 'If-Match', message: 'a weak ETag never matches' },
+      ]);
+    }
+    expectedVersion = Number(match[2] ?? match[3]);
   }
   return { idempotencyKey: key, expectedVersion };
 }
