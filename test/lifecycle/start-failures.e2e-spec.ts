@@ -58,6 +58,7 @@ describe('a start that cannot work', () => {
     ['PORT in use', SERVE, [] as string[], () => ({ PORT: String(busyPort) }), /^agent-manager: PORT="\d+": another process listens on 127\.0\.0\.1:\d+/m],
     ['METRICS_PORT in use', SERVE, [], () => ({ PORT: '0', METRICS_PORT: String(busyPort) }), /^agent-manager: METRICS_PORT="\d+": another process listens/m],
     ['BLUEPRINTS_FILE missing', SERVE, [], () => ({ PORT: '0', BLUEPRINTS_FILE: join(dir, 'none.yaml') }), /^agent-manager: .*BLUEPRINTS_FILE/m],
+    ['a HOST that does not resolve', SERVE, [], () => ({ PORT: '0', HOST: 'agent-manager.invalid', AUTH_DISABLED: 'true' }), /^agent-manager: HOST="agent-manager\.invalid": the name does not resolve/m],
     [
       'a PostgreSQL that does not answer (no password in the message)',
       SERVE,

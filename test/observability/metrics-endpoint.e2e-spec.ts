@@ -2,6 +2,8 @@ import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+// Loaded up front as the MCP suites do: jest's ESM loader cannot link the SDK's zod/v4 when the service imports it lazily mid-test.
+import '@modelcontextprotocol/sdk/types.js';
 import { parsePrometheusText } from '../support/prometheus-text.js';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -62,6 +64,23 @@ describe('/metrics on the main port (no METRICS_PORT)', () => {
     const posts = samples.filter((s) => s.name === 'agent_manager_http_requests_total' && s.labels.method === 'POST');
     expect(posts).toContainEqual({ name: 'agent_manager_http_requests_total', labels: { method: 'POST', route: 'unmatched', outcome: 'aborted', status: '499' }, value: 1 });
     expect(posts.filter((s) => s.labels.outcome === 'ok')).toEqual([]);
+  });
+
+  it('counts an MCP GET stream the client closed with the status it was answered, not as aborted', async () => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(`${t.url}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'm', version: '1' } } }) });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const inSession = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    expect((await fetch(`${t.url}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).status).toBe(202);
+    const closing = new AbortController();
+    const stream = await fetch(`${t.url}/mcp`, { headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, signal: closing.signal });
+    expect(stream.status).toBe(200);
+    closing.abort();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { samples } = parsePrometheusText((await get('/metrics', 'localhost')).text);
+    const gets = samples.filter((s) => s.name === 'agent_manager_http_requests_total' && s.labels.method === 'GET' && s.labels.route === '/mcp');
+    expect(gets).toEqual([expect.objectContaining({ labels: { method: 'GET', route: '/mcp', outcome: 'ok', status: '200' }, value: 1 })]);
   });
 
   it('answers X-Request-Id with the id the caller sent, or a new one when it is not a usable id', async () => {

@@ -43,15 +43,7 @@ export class TestCluster {
    * status.observedGeneration (markObservedReady sets one).
    */
   async setConditions(namespace: string, name: string, conditions: object[]): Promise<void> {
-    const current = await this.agent(namespace, name);
-    await this.objects.replaceNamespacedCustomObjectStatus({
-      group: 'kagent.dev',
-      version: 'v1alpha2',
-      namespace,
-      plural: 'agents',
-      name,
-      body: { ...current, status: { conditions } },
-    });
+    await this.writeStatus(namespace, name, () => ({ conditions }));
   }
 
   /**
@@ -60,19 +52,24 @@ export class TestCluster {
    * next write's generation stays unobserved: kagent stopped, as far as the Agent shows.
    */
   async markObservedReady(namespace: string, name: string): Promise<void> {
-    const current = await this.agent(namespace, name);
     const now = new Date().toISOString();
     const conditions = [
       { type: 'Accepted', status: 'True', reason: 'Reconciled', lastTransitionTime: now },
       { type: 'Ready', status: 'True', reason: 'DeploymentReady', lastTransitionTime: now },
     ];
+    await this.writeStatus(namespace, name, (current) => ({ observedGeneration: current.metadata.generation, conditions }));
+  }
+
+  /** Replaces the Agent's status through the status subresource with what `status` makes of the Agent as it is. */
+  private async writeStatus(namespace: string, name: string, status: (current: any) => object): Promise<void> {
+    const current = await this.agent(namespace, name);
     await this.objects.replaceNamespacedCustomObjectStatus({
       group: 'kagent.dev',
       version: 'v1alpha2',
       namespace,
       plural: 'agents',
       name,
-      body: { ...current, status: { observedGeneration: current.metadata.generation, conditions } },
+      body: { ...current, status: status(current) },
     });
   }
 

@@ -44,13 +44,13 @@ export class ErrorFilter implements ExceptionFilter {
   }
 }
 
-/** body-parser's refusal of a body over BODY_LIMIT_BYTES. */
 /** The body parser's "request aborted": the client went away before its body was read. */
 function clientLeft(exception: unknown): boolean {
   const error = exception instanceof HttpException ? (exception.cause ?? exception) : exception;
   return (error as { type?: string } | null)?.type === 'request.aborted';
 }
 
+/** body-parser's refusal of a body over BODY_LIMIT_BYTES. */
 function isTooLarge(exception: unknown): boolean {
   if (exception instanceof HttpException) return exception.getStatus() === 413;
   return (exception as { type?: string; status?: number } | null)?.type === 'entity.too.large';

@@ -31,9 +31,12 @@ export function observeHttp(app: NestExpressApplication, log: Pino, metrics: Met
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const path = pathOf(req);
       const route = routeOf(req);
-      // Closed before the answer was sent (the client left, a timeout cut it): whatever statusCode
+      // Closed before any answer went out (the client left, a timeout cut it): whatever statusCode
       // holds then is a default nobody sent (200, 201), not an outcome. 499 as proxies write it.
-      const aborted = !res.writableFinished || context.facts.outcome === 'aborted';
+      // A stream whose answer began (an MCP GET stream, held until the client leaves) keeps its
+      // status, marked `cut` in the access line.
+      const aborted = !res.headersSent || context.facts.outcome === 'aborted';
+      const cut = !aborted && !res.writableFinished;
       const status = aborted ? 499 : res.statusCode;
       const outcome = aborted ? 'aborted' : status < 400 ? 'ok' : (context.facts.outcome ?? CODES.get(status) ?? `http_${status}`);
       metrics.httpRequest({ method: req.method, route, status, outcome }, seconds);
@@ -49,6 +52,7 @@ export function observeHttp(app: NestExpressApplication, log: Pino, metrics: Met
         outcome,
         durationMs: Math.round(seconds * 10_000) / 10,
         ...(aborted && { aborted: true }),
+        ...(cut && { cut: true }),
         ...fieldsOf(context),
       };
       if (QUIET.test(path)) access.debug(line);

@@ -12,8 +12,8 @@ async function main(): Promise<void> {
   // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read while the app is built, BLUEPRINTS_FILE while it
   // starts listening; the store is opened (and migrated) first of all.
   const app = await startStep(() => createApp(config), config);
-  await startStep(() => app.listen(config.PORT, config.HOST), config);
-  const metricsServer = config.METRICS_PORT === undefined ? undefined : await startStep(() => listenForMetrics(config, app.get(Metrics)), config);
+  await startStep(() => app.listen(config.PORT, config.HOST), config, 'listen');
+  const metricsServer = config.METRICS_PORT === undefined ? undefined : await startStep(() => listenForMetrics(config, app.get(Metrics)), config, 'listen');
   drainOnShutdown(app, config, metricsServer);
   const metrics = `http://${config.HOST}:${config.METRICS_PORT ?? config.PORT}/metrics`;
   new Logger('agent-manager').log({

@@ -9,29 +9,36 @@ const REFUSED = new Set(['28000', '28P01', '3D000']);
  * What stopped the start, as the one line an operator needs: the setting to fix and why. Undefined
  * for anything else (a bug: its stack trace is the message).
  */
-export function startFailure(error: unknown, config?: AppConfig): string | undefined {
+export function startFailure(error: unknown, config?: AppConfig, step: StartStep = 'build'): string | undefined {
   if (error instanceof ConfigError) return error.message;
   if (!config || typeof error !== 'object' || error === null) return undefined;
   const { code, syscall, port } = error as { code?: unknown; syscall?: unknown; port?: unknown };
   const message = (error as Error).message;
-  if (syscall === 'listen') {
+  if (step === 'listen' && syscall === 'getaddrinfo') {
+    return `HOST=${JSON.stringify(config.HOST)}: the name does not resolve to an address of this machine (${message}); use 0.0.0.0, 127.0.0.1 or an address this machine has`;
+  }
+  if (step === 'listen' && syscall === 'listen') {
     if (code === 'EADDRNOTAVAIL') return `HOST=${JSON.stringify(config.HOST)}: no address of this machine, so nothing can listen there (${message}); use 0.0.0.0, 127.0.0.1 or an address this machine has`;
     const name = config.METRICS_PORT !== undefined && port === config.METRICS_PORT ? 'METRICS_PORT' : 'PORT';
     if (code === 'EADDRINUSE') return `${name}="${String(port)}": another process listens on ${config.HOST}:${String(port)} (${message}); stop it or choose another port`;
     if (code === 'EACCES') return `${name}="${String(port)}": this user may not listen on it (${message}); ports below 1024 need privileges, choose a higher one`;
   }
-  if ((typeof code === 'string' && (UNREACHABLE.has(code) || REFUSED.has(code))) || syscall === 'connect') {
+  // Only while the app is built: the store is the one thing that connects then.
+  if (step === 'build' && ((typeof code === 'string' && (UNREACHABLE.has(code) || REFUSED.has(code))) || syscall === 'connect')) {
     return `DATABASE_URL=${JSON.stringify(shown('DATABASE_URL', config.DATABASE_URL))}: the store refused or did not answer the first connection (${message}); check the address, the credentials and that the database exists and runs`;
   }
   return undefined;
 }
 
+/** What a start step does: build the app (the store connects and migrates), or listen on HOST and a port. */
+export type StartStep = 'build' | 'listen';
+
 /** Runs a start step; a failure startFailure explains ends the process with that line and exit code 2. */
-export async function startStep<T>(step: () => Promise<T>, config?: AppConfig): Promise<T> {
+export async function startStep<T>(run: () => Promise<T>, config?: AppConfig, step: StartStep = 'build'): Promise<T> {
   try {
-    return await step();
+    return await run();
   } catch (error) {
-    const why = startFailure(error, config);
+    const why = startFailure(error, config, step);
     if (why === undefined) throw error;
     console.error(`agent-manager: ${why}`);
     process.exit(2);

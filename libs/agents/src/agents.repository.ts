@@ -220,6 +220,7 @@ export class AgentsRepository {
    */
   async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
     const id = randomUUID();
+    const now = await this.store.now();
     return this.db.$transaction(async (tx) => {
       const origin = await originNow(tx, change.origin);
       const agent = await tx.agent.create({
@@ -246,13 +247,14 @@ export class AgentsRepository {
       await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
       const closed = await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
-      return keepAnswer(tx, agent, closed, keep);
+      return keepAnswer(tx, agent, closed, keep, now);
     });
   }
 
   /** Records an update or rollback: the agent's new state and labels, a new revision, the operation's success. */
   async recordChange(agent: AgentRecord, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
     const revision = agent.revision + 1;
+    const now = await this.store.now();
     return this.db.$transaction(async (tx) => {
       const origin = await originNow(tx, change.origin);
       const updated = await tx.agent.update({
@@ -275,12 +277,13 @@ export class AgentsRepository {
       }
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
       const closed = await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
-      return keepAnswer(tx, updated, closed, keep);
+      return keepAnswer(tx, updated, closed, keep, now);
     });
   }
 
   /** Marks the agent deleted (its history and labels are kept) and the operation succeeded. */
   async recordDelete(agent: AgentRecord, operationId: string, actor: string, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
+    const now = await this.store.now();
     return this.db.$transaction(async (tx) => {
       const deleted = await tx.agent.update({
         where: { id: agent.id },
@@ -288,7 +291,7 @@ export class AgentsRepository {
       });
       await tx.agentLabel.updateMany({ where: { agentId: agent.id }, data: { state: 'deleted' } });
       const closed = await closeSucceeded(tx, operationId, {});
-      return keepAnswer(tx, deleted, closed, keep);
+      return keepAnswer(tx, deleted, closed, keep, now);
     });
   }
 
@@ -510,13 +513,14 @@ async function closeSucceeded(tx: Pick<StoreClient, 'operation'>, id: string, da
 }
 
 /** Stores a keyed write's answer with its outcome: on the claim of this operation only (a lapsed claim taken over is not answered). */
-async function keepAnswer(tx: Tx, agent: AgentRow, closed: OperationRecord, keep: RecordedAnswer | undefined): Promise<AgentWithLastOperation> {
+/** `now`: the store's clock when the write was recorded, which the kept answer's expiry counts from (as every expiry of a key does). */
+async function keepAnswer(tx: Tx, agent: AgentRow, closed: OperationRecord, keep: RecordedAnswer | undefined, now: Date): Promise<AgentWithLastOperation> {
   const recorded = { ...toAgentRecord(agent), lastOperation: closed };
   if (!keep) return recorded;
   const body = await keep.body(recorded);
   await tx.idempotencyRecord.updateMany({
     where: { key: keep.key, state: 'pending', operationId: closed.id },
-    data: { state: 'done', status: 200, response: json(body), expiresAt: new Date(Date.now() + keep.ttlMs) },
+    data: { state: 'done', status: 200, response: json(body), expiresAt: new Date(now.getTime() + keep.ttlMs) },
   });
   return recorded;
 }

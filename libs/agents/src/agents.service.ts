@@ -208,7 +208,8 @@ export class AgentsService implements OnModuleDestroy {
     const info = await this.helm.status(release, revision);
     if (!info) return null;
     // rollback_agent takes the agent's revision numbers, which drift from helm's (a failed atomic upgrade, a reinstall, an adoption).
-    const agentRevision = (await this.repository.revisions(agentId)).find((r) => r.helmRevision === revision)?.revision ?? null;
+    // The newest: a reinstall starts helm's numbering again, so one helm number can name two revisions.
+    const agentRevision = (await this.repository.revisions(agentId)).reverse().find((r) => r.helmRevision === revision)?.revision ?? null;
     return { revision, agentRevision, values: info.values, agent: await agentInManifest(info.manifest) };
   }
 

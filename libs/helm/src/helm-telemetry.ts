@@ -4,6 +4,8 @@ import { isReleaseNotFound, type HelmClientOptions } from './helm.client.js';
 
 /** Flags whose value is a credential: their value never reaches a log line or a span. */
 const SECRET_FLAG = /^--(kube-token|password|token)$/;
+/** Subcommands whose "release: not found" the client takes as an answer (no release); for a rollback it is a failure. */
+const ANSWERS_NOT_FOUND = new Set(['status', 'uninstall', 'history', 'get']);
 
 /**
  * Each helm process as a child span (`helm <subcommand>`), a duration sample per subcommand and
@@ -23,7 +25,7 @@ export function observeHelm(metrics: Metrics): NonNullable<HelmClientOptions['ob
     try {
       const result = await (span ? span.run(spawn) : spawn());
       exitCode = result.exitCode;
-      notFound = exitCode !== 0 && isReleaseNotFound(result.stderr);
+      notFound = exitCode !== 0 && ANSWERS_NOT_FOUND.has(subcommand) && isReleaseNotFound(result.stderr);
       return result;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;

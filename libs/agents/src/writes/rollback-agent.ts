@@ -49,7 +49,7 @@ export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto
     record: ({ agent, restore }, applied, operationId, keep) =>
       tools.repository.recordChange(agent, {
         spec: restore.spec, values: applied.values ?? restore.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.actor, operationId, rolledBackTo: restore.revision,
-        chart: tools.chart,
+        chart: applied.chart,
       }, keep),
     answer: async ({ agent, restore }, applied, view) => ({
       dryRun: false, rolledBackTo: restore.revision, before: agent.values, after: applied.values ?? restore.values, agent: view,
@@ -62,7 +62,7 @@ export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto
 
 async function upgradeTo(tools: PlanTools, release: ReleaseRef, restore: RevisionRecord): Promise<Applied> {
   const info = await tools.helm.upgradeInstall(release, tools.chart, restore.values);
-  return { helmRevision: info.revision, values: appliedValues(release, info.values, restore.values), manifests: info.manifest };
+  return { helmRevision: info.revision, values: appliedValues(release, info.values, restore.values), manifests: info.manifest, chart: tools.chart };
 }
 
 /** helm rollback to the revision's own helm revision when helm still has it, then the release as it stands. */
@@ -77,5 +77,6 @@ async function freeRelease(tools: PlanTools, release: ReleaseRef, restore: Revis
   await tools.helm.rollback(release, revision);
   const info = target === undefined ? await tools.helm.upgradeInstall(release, tools.chart, restore.values) : await tools.helm.status(release);
   if (!info) throw new AppError('backend_error', `helm rolled back ${release.namespace}/${release.name} but then reports no release: check it with helm history`);
-  return { helmRevision: info.revision, values: appliedValues(release, info.values, restore.values), manifests: info.manifest };
+  // helm rollback put back that revision's own chart, which the record keeps; an upgrade applied the configured one.
+  return { helmRevision: info.revision, values: appliedValues(release, info.values, restore.values), manifests: info.manifest, ...(target === undefined && { chart: tools.chart }) };
 }

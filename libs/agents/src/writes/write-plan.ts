@@ -14,6 +14,8 @@ export interface Applied {
   manifests: string;
   /** Whether helm removed a release (delete only). */
   releaseRemoved?: boolean;
+  /** The chart helm applied, when it is the one configured now (an upgrade); a `helm rollback` restores a revision's own chart. */
+  chart?: { ref: string; version?: string };
 }
 
 /** What an earlier run of a request recorded: the agent now, the revision it wrote and the one before, helm's manifest of it. */
