@@ -15,7 +15,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The reference's section 2 regression guard: nothing is served that the policy cannot name. */
+/** The policy names every operation (docs/contract.md §8): nothing is served that the policy cannot name. */
 describe('the registration invariant', () => {
   it('lets the policy name every MCP tool the service registers', () => {
     const operations = t.app.get(Authorizer).operations;

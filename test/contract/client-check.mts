@@ -33,7 +33,7 @@ export const textLimit: ListQuery = { limit: '20' };
 
 type ErrorCode = components['schemas']['ErrorObjectDto']['code'];
 export const conflict: ErrorCode = 'conflict';
-// @ts-expect-error only the codes of SPEC §6 exist
+// @ts-expect-error only the codes of docs/contract.md §6 exist
 export const teapot: ErrorCode = 'teapot';
 
 type Verdict = components['schemas']['StatusDto']['verdict'];

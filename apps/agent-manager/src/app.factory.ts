@@ -49,7 +49,7 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
     // A provider that refuses its settings (e.g. MCP_DEFAULT_TOOLSETS) rejects here instead of exiting the process.
     abortOnError: false,
   });
-  // The one ETag is the agent's version (SPEC): no automatic weak ETags a client could send back in If-Match.
+  // The one ETag is the agent's version (docs/contract.md §3): no automatic weak ETags a client could send back in If-Match.
   app.set('etag', false);
   observeHttp(app, log, app.get(Metrics));
   if (config.METRICS_PORT === undefined) serveMetrics(app, app.get(Metrics));

@@ -6,7 +6,7 @@ import { restChallenge } from './http-hardening.js';
 
 const HTTP_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 412: 'precondition_failed' };
 
-/** The one REST mapping of SPEC §6: every failure leaves as {"error": {code, message, details}}. */
+/** The one REST mapping of docs/contract.md §6: every failure leaves as {"error": {code, message, details}}. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');

@@ -295,7 +295,7 @@ export class AgentsRepository {
     });
   }
 
-  // --- blueprints (SPEC §9) ---
+  // --- blueprints (docs/contract.md §9) ---
 
   /** The active agents created from a blueprint: its holders. */
   async blueprintHolders(blueprint: string): Promise<AgentRecord[]> {

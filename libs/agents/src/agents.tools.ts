@@ -77,7 +77,7 @@ function commandOf<T extends object>(args: Record<string, unknown>, command: new
   return parseInput(command, rest);
 }
 
-/** The agents module's MCP toolsets (SPEC §7), after the transport's always-on `meta`. */
+/** The agents module's MCP toolsets (docs/contract.md §7), after the transport's always-on `meta`. */
 export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
   {
     name: 'agents',
@@ -112,7 +112,7 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
 ];
 
 /**
- * The agent operations of SPEC §3 as MCP tools, over AgentsService and ServiceInfoService,
+ * The agent operations of docs/contract.md §3 as MCP tools, over AgentsService and ServiceInfoService,
  * contributed to the MCP registry when the module starts.
  */
 @Injectable()

@@ -45,7 +45,7 @@ export function pickSpec(input: Partial<AgentSpec>): Partial<AgentSpec> {
   return spec;
 }
 
-/** The blueprint an agent was created from, and the version it holds (SPEC §9). */
+/** The blueprint an agent was created from, and the version it holds (docs/contract.md §9). */
 export interface AgentOrigin {
   blueprint: string;
   version: number;

@@ -45,7 +45,7 @@ export class PolicyError extends ConfigError {
 
 const ROLE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
 /**
- * A blueprint's own tool (SPEC §9), granted by name (`blueprint:incident_helper`) or all of them
+ * A blueprint's own tool (docs/contract.md §9), granted by name (`blueprint:incident_helper`) or all of them
  * (`blueprint:*`): blueprints come and go at run time, so the policy names them by this form.
  */
 export const BLUEPRINT_GRANT = /^blueprint:(\*|[a-z][a-z0-9_]{0,62})$/;

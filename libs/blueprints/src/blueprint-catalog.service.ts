@@ -12,7 +12,7 @@ import { BlueprintsRepository } from './blueprints.repository.js';
 /** How often a replica reads the blueprints' generation to learn of another replica's change. */
 export const BLUEPRINT_POLL_MS = 1000;
 
-/** The toolset every healthy blueprint's tool is served in (SPEC §9). */
+/** The toolset every healthy blueprint's tool is served in (docs/contract.md §9). */
 export const BLUEPRINTS_TOOLSET = 'blueprints';
 
 interface Served {

@@ -3,7 +3,7 @@ import { AppError, type ErrorDetail } from '@app/common';
 import { TOOLNAMES_REMOVED_MESSAGE } from '@app/toolset';
 
 /*
- * The rules of a blueprint (SPEC §9): a named, versioned bundle of create arguments served as its
+ * The rules of a blueprint (docs/contract.md §9): a named, versioned bundle of create arguments served as its
  * own MCP tool. Pure functions over plain data; the store, the doors and the registry call them.
  * A blueprint is not a Muster preset (a toolset selector such as preset:read-only).
  */
@@ -154,7 +154,7 @@ export function normalizeBody(raw: Plain): BlueprintBody {
   };
 }
 
-/** A body's problems as the one 400 of a write (the toolNames refusal keeps its SPEC text as the message). */
+/** A body's problems as the one 400 of a write (the toolNames refusal keeps its text of docs/contract.md §4 as the message). */
 export function invalidBody(problems: ErrorDetail[]): AppError {
   const summary = problems.some((p) => p.message === TOOLNAMES_REMOVED_MESSAGE) ? TOOLNAMES_REMOVED_MESSAGE : undefined;
   return AppError.invalid(problems, summary);

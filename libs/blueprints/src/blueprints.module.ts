@@ -8,7 +8,7 @@ import { BlueprintsRepository } from './blueprints.repository.js';
 import { BlueprintsService } from './blueprints.service.js';
 import { BlueprintsTools } from './blueprints.tools.js';
 
-/** Blueprints (SPEC §9): the REST door, the blueprint-admin tools, and one MCP tool per healthy blueprint. */
+/** Blueprints (docs/contract.md §9): the REST door, the blueprint-admin tools, and one MCP tool per healthy blueprint. */
 @Module({
   imports: [AgentsModule, McpModule],
   controllers: [BlueprintsController],

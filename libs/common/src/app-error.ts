@@ -1,4 +1,4 @@
-/** The error model of SPEC §6: one shape for REST bodies and MCP `isError` results. */
+/** The error model of docs/contract.md §6: one shape for REST bodies and MCP `isError` results. */
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthenticated: 401,

@@ -13,7 +13,7 @@ export interface MappedError {
 /** How long a caller should wait before retrying against a store that could not be reached. */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 
-/** Maps anything thrown by a service method to the SPEC §6 body, for both doors. */
+/** Maps anything thrown by a service method to the docs/contract.md §6 body, for both doors. */
 export function mapError(error: unknown): MappedError {
   if (error instanceof AppError) return { status: error.status, body: error.toBody(), retryAfterSeconds: error.retryAfterSeconds };
   const errorId = randomUUID();

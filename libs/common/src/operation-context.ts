@@ -16,7 +16,7 @@ export interface CallFacts {
   operation?: string;
   /** namespace/name */
   agent?: string;
-  /** `ok`, or the error code (SPEC §6) the caller was answered with. */
+  /** `ok`, or the error code (docs/contract.md §6) the caller was answered with. */
   outcome?: string;
 }
 

@@ -182,7 +182,7 @@ export class McpServerFactory {
   }
 }
 
-/** SPEC §6 on the MCP door: isError with the error object, and its message and details as text. */
+/** docs/contract.md §6 on the MCP door: isError with the error object, and its message and details as text. */
 function errorResult(body: ErrorBody): CallToolResult {
   const { message, details } = body.error;
   const lines = details.filter((d) => d.message !== message).map((d) => `- ${d.path || '(arguments)'}: ${d.message}`);

@@ -6,7 +6,7 @@ import { McpController } from './mcp.controller.js';
 import { McpRegistry } from './mcp.registry.js';
 
 /**
- * The MCP door (SPEC §1, §7), transport only: Streamable HTTP at /mcp and stdio, serving the tools
+ * The MCP door (docs/contract.md §1, §7), transport only: Streamable HTTP at /mcp and stdio, serving the tools
  * domain modules add to McpRegistry.
  */
 @Module({

@@ -68,7 +68,7 @@ export class McpRegistry implements OnApplicationBootstrap {
     this.app = app;
   }
 
-  /** The DTO class of a failed call's structuredContent (SPEC §6), part of every tool's outputSchema. */
+  /** The DTO class of a failed call's structuredContent (docs/contract.md §6), part of every tool's outputSchema. */
   useErrorModel(model: Type<unknown>): void {
     this.errorModel = model;
     this.errorSchema = undefined;

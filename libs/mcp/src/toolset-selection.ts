@@ -1,5 +1,5 @@
 /**
- * Toolsets by URL (SPEC §7, reference/mcp-toolsets-by-url.txt): which of the server's
+ * Toolsets by URL (docs/contract.md §7): which of the server's
  * toolsets a connection gets, from the query string it connected with. Pure: no Nest, no SDK.
  */
 

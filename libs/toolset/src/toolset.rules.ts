@@ -1,4 +1,4 @@
-/** The inline toolset grammar, as Muster defines it (SPEC §4). */
+/** The inline toolset grammar, as Muster defines it (docs/contract.md §4). */
 
 export const MAX_INLINE_SELECTORS = 32;
 

@@ -132,7 +132,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       throw new AppError('conflict', `release ${namespace}/${name} is ${release.status}: reconcile it first (POST /api/v1/reconcile), then adopt it once it is deployed`);
     }
     const history = (await this.releases.revisions(ref)).filter((r) => r.status === 'deployed' || r.status === 'superseded');
-    // A release without a toolset is a legacy agent with implicit full access to the gateway (SPEC §5):
+    // A release without a toolset is a legacy agent with implicit full access to the gateway (docs/contract.md §5):
     // recorded, it would read as "no tools" and every later write would render an empty toolset.
     if (history.length > 0 && !Array.isArray(history[history.length - 1].values.toolset)) {
       throw new AppError(
