@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { parse } from 'yaml';
 import { sha256Hex } from '@app/auth';
 import { AgentsRepository, OperationRecovery } from '@app/agents';
 import { AppConfig } from '@app/common';
@@ -123,10 +124,12 @@ describe('an agent record', () => {
       expect(JSON.stringify(answer)).not.toContain(chartRef);
       expect(JSON.stringify(answer)).not.toContain('/opt/agent-manager');
     }
+    const { version } = parse(readFileSync(join(chartRef, 'Chart.yaml'), 'utf8')) as { version: string };
     expect(answers[0].chart).toEqual({ name: 'agent', version: null });
-    expect(answers[1].chart).toEqual({ name: 'agent', version: '0.6.0' });
-    expect((answers[2].items as { chart: unknown }[]).map((a) => a.chart)).toEqual([{ name: 'agent', version: '0.6.0' }, { name: 'agent', version: null }]);
-    expect((answers[3] as { chart: unknown }).chart).toEqual({ name: 'agent', version: '0.6.0' });
+    expect(answers[1].chart).toEqual({ name: 'agent', version });
+    expect((answers[2].items as { chart: unknown }[]).map((a) => a.chart)).toEqual([{ name: 'agent', version }, { name: 'agent', version: null }]);
+    expect((answers[3] as { chart: unknown }).chart).toEqual({ name: 'agent', version });
+    expect((answers[4] as { items: { chart: unknown }[] }).items.map((a) => a.chart)).toEqual([{ name: 'agent', version }, { name: 'agent', version: null }]);
   });
 });
 
@@ -169,6 +172,37 @@ describe('a refusal in the journal', () => {
     expect(rows.filter((row) => row.namespace !== 'payments').map((row) => [row.namespace, row.count])).toEqual([['billing', 1], ['team-a', 1]]);
     const listed = await refusalsOf(ROOT, 'token:bob');
     expect(listed.filter((e) => e.namespace === 'payments').reduce((sum, e) => sum + e.count, 0)).toBe(5);
+  });
+
+  it('is counted on one entry by two replicas refusing at once', async () => {
+    const second = await startTestApp({
+      API_TOKENS_FILE: join(dir, 'tokens.yaml'),
+      AUTHZ_POLICY_FILE: join(dir, 'policy.yaml'),
+      MCP_ALLOWED_HOSTS: '127.0.0.1,localhost',
+      DATABASE_URL: t.databaseUrl,
+    });
+    try {
+      const refuse = (base: string) => call(base, 'GET', '/api/v1/agents/parallel/x', undefined, bearer(BOB));
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => refuse(i % 2 ? t.url : second.url)));
+      expect(answers.map((a) => a.status)).toEqual(Array(20).fill(403));
+    } finally {
+      await second.close();
+    }
+    const rows = await t.store.client.operation.findMany({ where: { subject: 'token:bob', namespace: 'parallel' } });
+    expect(rows.reduce((sum, row) => sum + row.count, 0)).toBe(20);
+    expect(rows.length).toBeLessThanOrEqual(2);
+  });
+
+  it('reads the same over MCP (list_operations): without the groups of someone else', async () => {
+    const { client } = await connectAs(t.url, AUDITOR, '?audit');
+    try {
+      const result = await client.callTool({ name: 'list_operations', arguments: { subject: 'token:bob', outcome: 'refused' } });
+      const items = (result.structuredContent as { items: Entry[] }).items;
+      expect(items.length).toBeGreaterThan(0);
+      expect(JSON.stringify(items)).not.toMatch(/secret-group|team-x/);
+    } finally {
+      await client.close();
+    }
   });
 
   it('never finishes before it started', async () => {
