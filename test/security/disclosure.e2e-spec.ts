@@ -89,6 +89,9 @@ describe('the cluster configuration', () => {
     expect(text).not.toContain(t.dir);
     expect(text).not.toContain(SERVER);
     expect(other.body.cluster).toMatchObject({ state: admin.body.cluster.state, source: 'KUBECONFIG', server: null });
+    // the chart and helm by name (the test app's AGENT_CHART is the relative path charts/agent)
+    expect(other.body.chart.ref).toBe('agent');
+    expect(other.body.helm.binary).not.toContain('/');
   });
 });
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, isAbsolute, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig, PROJECT_PACKAGE } from '@app/common';
 import { HelmClient } from '@app/helm';
@@ -29,7 +29,8 @@ export class ServiceInfoService {
    * `paths` (admins); others get their names, and the cluster's state in words.
    */
   async info(options: { paths: boolean } = { paths: true }): Promise<InfoDto> {
-    const shown = (path: string) => (options.paths || !isAbsolute(path) ? path : basename(path));
+    // a relative path (charts/agent, ../x) is a path too; a URL (oci://…) is not one
+    const shown = (path: string) => (options.paths || path.includes('://') ? path : basename(path));
     const [helm, cluster] = await Promise.all([this.helm.version().catch(() => null), this.cluster.report()]);
     return {
       service: 'agent-manager',
