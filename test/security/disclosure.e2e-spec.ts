@@ -9,7 +9,7 @@ import { sha256Hex } from '@app/auth';
 import { AgentsRepository, OperationRecovery } from '@app/agents';
 import { AppConfig } from '@app/common';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
-import { bearer, connectAs } from '../auth/auth-support.js';
+import { bearer, connectAs, seedAgent } from '../auth/auth-support.js';
 
 /**
  * What each caller is shown (issue 29 item 5): the kubeconfig path and the API server URL only to
@@ -54,6 +54,8 @@ beforeAll(async () => {
     AUTHZ_POLICY_FILE: join(dir, 'policy.yaml'),
     MCP_ALLOWED_HOSTS: '127.0.0.1,localhost',
     JOURNAL_RETENTION_DAYS: '30',
+    // the recovery sweep (and its retention) runs at start and then only when the test calls it
+    LEASE_TTL_SECONDS: '3600',
   });
 });
 
@@ -183,6 +185,7 @@ describe('a refusal in the journal', () => {
       AUTHZ_POLICY_FILE: join(dir, 'policy.yaml'),
       MCP_ALLOWED_HOSTS: '127.0.0.1,localhost',
       DATABASE_URL: t.databaseUrl,
+      LEASE_TTL_SECONDS: '3600',
     });
     try {
       const refuse = (base: string) => call(base, 'GET', '/api/v1/agents/parallel/x', undefined, bearer(BOB));
@@ -217,6 +220,7 @@ describe('a refusal in the journal', () => {
 
 describe('the journal retention (JOURNAL_RETENTION_DAYS=30)', () => {
   it("removes finished entries older than that on the recovery sweep, and keeps pending ones, newer ones and agents' last operations", async () => {
+    await t.app.get(OperationRecovery).sweep(); // the one at start is over before the journal is seeded
     const day = 86_400_000;
     const now = Date.now();
     const entry = (id: string, state: string, ageDays: number) => ({
@@ -226,16 +230,17 @@ describe('the journal retention (JOURNAL_RETENTION_DAYS=30)', () => {
     const old = Array.from({ length: 250 }, (_, i) => entry(`old-${i}`, i % 2 ? 'succeeded' : 'refused', 31 + i / 100));
     const kept = [entry('old-pending', 'pending', 40), entry('recent', 'failed', 29), entry('old-last', 'succeeded', 60)];
     await t.store.client.operation.createMany({ data: [...old, ...kept] });
-    await t.store.client.agent.updateMany({ where: { name: 'old' }, data: { lastOperationId: 'old-last' } });
+    await seedAgent(t.store, 'retention', 'keeper');
+    await t.store.client.agent.updateMany({ where: { namespace: 'retention', name: 'keeper' }, data: { lastOperationId: 'old-last' } });
 
-    // twice: a sweep already under way (the timer's) may have read the journal before these rows
-    await t.app.get(OperationRecovery).sweep();
+    // one bounded batch reads the 100 oldest entries: the oldest (old-last) is kept, 99 go
+    expect(await new AgentsRepository(t.store).purgeJournal(30 * day, { batchSize: 100, batches: 1 })).toBe(99);
     await t.app.get(OperationRecovery).sweep();
 
     const left = await t.store.client.operation.findMany({ where: { namespace: 'retention' }, select: { id: true } });
     expect(left.map((row) => row.id).sort()).toEqual(['old-last', 'old-pending', 'recent']);
     // the agent whose last operation is old still shows it
-    const agent = await call(t.url, 'GET', '/api/v1/agents/team-a/old', undefined, bearer(ROOT));
+    const agent = await call(t.url, 'GET', '/api/v1/agents/retention/keeper', undefined, bearer(ROOT));
     expect(agent.body.lastOperation?.id).toBe('old-last');
   });
 });
