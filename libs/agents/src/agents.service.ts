@@ -85,7 +85,8 @@ export class AgentsService implements OnModuleDestroy {
       limit: input.limit ?? 50,
     });
     const last = page.items.at(-1);
-    const shown = scope.reader ? page.items.map((op) => shownTo(op, scope.reader!)) : page.items;
+    const { reader } = scope;
+    const shown = reader ? page.items.map((op) => shownTo(op, reader)) : page.items;
     return { items: shown.map(operationView), nextCursor: page.more && last ? encodeOperationCursor(last) : null };
   }
 
