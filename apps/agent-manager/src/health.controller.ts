@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Logger, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiExcludeController } from '@app/common';
-import { ClusterState } from '@app/kube';
+import { ClusterState, clusterReportWithoutPaths } from '@app/kube';
 import { Store } from '@app/store';
 
 /** Liveness and readiness for kubelet probes; outside the versioned API. */
@@ -35,16 +35,22 @@ export class HealthController {
     }
     // Readiness is the service's own health (its store): without a cluster, reads and dry runs still work,
     // so a missing or unreachable cluster is reported here, not made a reason to stop routing.
-    const cluster = this.cluster.current();
+    // Unauthenticated: the cluster in words, without the kubeconfig path or the API server URL (get_info shows them to admins).
+    const cluster = clusterReportWithoutPaths(this.cluster.current());
     const health = await this.store.check();
     if (health.ok) {
       res.status(200).json({ status: 'ready', store: this.store.provider, cluster });
       return;
     }
-    // PostgreSQL's driver names the store's host and port: the log has it, the probe does not. The SQLite
-    // file's own reason (removed, replaced, not writable) names only the path the operator configured.
+    // PostgreSQL's driver names the store's host and port, the SQLite file's reason its path: the log has
+    // them, the probe does not (the SQLite reason's words without the path).
     this.logger.warn(`readiness: the store is not usable: ${health.reason}`);
-    const reason = this.store.provider === 'sqlite' ? health.reason : `the store is not usable (${this.store.provider}); the service log says why`;
+    const reason = this.store.provider === 'sqlite' ? withoutPaths(health.reason) : `the store is not usable (${this.store.provider}); the service log says why`;
     res.status(503).json({ status: 'not ready', reason, cluster });
   }
+}
+
+/** A message with its absolute file paths left out: "the SQLite file /data/store.db was removed" → "the SQLite file was removed". */
+function withoutPaths(message: string): string {
+  return message.replace(/(^|\s)\/[^\s,;()]+/g, '');
 }

@@ -488,7 +488,7 @@ export class AgentsController {
   async operations(@Query() query: Record<string, unknown>): Promise<OperationPageDto> {
     const input = parseInput(ListOperationsQueryDto, query ?? {});
     await this.access.authorize('list_operations', { namespace: input.namespace });
-    return this.agents.operations(input, { namespacePatterns: this.access.namespacePatterns('list_operations') });
+    return this.agents.operations(input, { namespacePatterns: this.access.namespacePatterns('list_operations'), reader: this.access.journalReader() });
   }
 }
 

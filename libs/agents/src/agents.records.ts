@@ -1,4 +1,5 @@
 import type { AgentRevisionRow, AgentRow, OperationRow } from '@app/store';
+import { chartNameOf, type ChartIdentity } from './chart-identity.js';
 import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
 
 /** An agent as the service works with it: the store's row with its JSON columns typed. */
@@ -9,7 +10,8 @@ export interface AgentRecord {
   state: 'active' | 'deleted';
   spec: AgentSpec;
   values: ChartValues;
-  chart: { ref: string; version: string | null };
+  /** The chart by name and version (a row written before chartName: the last segment of the reference it holds). */
+  chart: ChartIdentity;
   revision: number;
   helmRevision: number | null;
   version: number;
@@ -85,7 +87,7 @@ export function toAgentRecord(row: AgentRow): AgentRecord {
     state: row.state as AgentRecord['state'],
     spec: row.spec as unknown as AgentSpec,
     values: row.values as unknown as ChartValues,
-    chart: { ref: row.chartRef, version: row.chartVersion },
+    chart: { name: row.chartName ?? chartNameOf(row.chartRef), version: row.chartVersion },
     revision: row.revision,
     helmRevision: row.helmRevision,
     version: row.version,

@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { namespaceMatcher, namespacePatternToSqlLike } from '@app/auth';
 import { Prisma, Store, type AgentRow, type StoreClient } from '@app/store';
 import type { CursorKey } from './agents.paging.js';
+import { chartColumns } from './chart-identity.js';
 import {
   OPERATION_COLUMN_PREFIX,
   OPERATION_SUMMARY_COLUMNS,
@@ -233,8 +234,7 @@ export class AgentsRepository {
           state: 'active',
           spec: json(change.spec),
           values: json(change.values),
-          chartRef: chart.ref,
-          chartVersion: chart.version ?? null,
+          ...chartColumns(chart),
           revision: 1,
           helmRevision: change.helmRevision,
           createdBy: change.actor,
@@ -264,7 +264,7 @@ export class AgentsRepository {
           values: json(change.values),
           revision,
           helmRevision: change.helmRevision,
-          ...(change.chart ? { chartRef: change.chart.ref, chartVersion: change.chart.version ?? null } : {}),
+          ...(change.chart ? chartColumns(change.chart) : {}),
           ...(origin ? { blueprintName: origin.blueprint, blueprintVersion: origin.version } : {}),
           version: { increment: 1 },
           updatedBy: change.actor,
@@ -348,7 +348,7 @@ export class AgentsRepository {
       const agent = await tx.agent.create({
         data: {
           id, namespace, name, activeKey: activeKey(namespace, name), state: 'active', version: await firstVersion(tx, namespace, name),
-          spec: json(current.spec), values: json(current.values), chartRef: chart.ref, chartVersion: chart.version ?? null,
+          spec: json(current.spec), values: json(current.values), ...chartColumns(chart),
           revision: history.length, helmRevision: current.helmRevision, createdBy: history[0].actor, updatedBy: current.actor, lastOperationId: operationId,
         },
       });
@@ -369,23 +369,72 @@ export class AgentsRepository {
 
   // --- audit ---
 
-  /** Journals a refusal by authorization (state "refused"): no agent is touched, no lease taken. */
+  /**
+   * Journals a refusal by authorization (state "refused"): no agent is touched, no lease taken. A
+   * refusal of the same principal, operation and namespace in the same minute of the store's clock
+   * counts on that minute's entry (count, finishedAt: the last one) instead of adding a row: its id
+   * is derived from those, so replicas refusing at once meet on one row.
+   */
   async journalRefusal(entry: AuditEntry & { namespace: string; name: string; errorMessage: string }): Promise<void> {
-    await this.db.operation.create({
-      data: {
-        id: randomUUID(),
-        kind: entry.operation,
-        namespace: entry.namespace,
-        name: entry.name,
-        state: 'refused',
-        request: {},
-        actor: entry.actor,
-        errorCode: 'forbidden',
-        errorMessage: entry.errorMessage,
-        finishedAt: new Date(),
-        ...auditColumns(entry),
-      },
-    });
+    const now = await this.store.now();
+    const id = refusalId(entry, now);
+    const counted = () => this.db.operation.updateMany({ where: { id }, data: { count: { increment: 1 }, finishedAt: now } });
+    if ((await counted()).count === 1) return;
+    try {
+      await this.db.operation.create({
+        data: {
+          id,
+          kind: entry.operation,
+          namespace: entry.namespace,
+          name: entry.name,
+          state: 'refused',
+          request: {},
+          actor: entry.actor,
+          errorCode: 'forbidden',
+          errorMessage: entry.errorMessage,
+          startedAt: now,
+          finishedAt: now,
+          ...auditColumns(entry),
+        },
+      });
+    } catch (error) {
+      // another replica (or request) journaled this minute's entry first: count on it
+      if (!isUniqueViolation(error)) throw error;
+      await counted();
+    }
+  }
+
+  /**
+   * Removes up to `batches` × `batchSize` finished journal entries (succeeded, failed, refused) that
+   * finished more than `olderThanMs` ago by the store's clock, oldest first; never a pending one, nor
+   * an agent's last operation (its answer shows it). Returns how many it removed.
+   */
+  async purgeJournal(olderThanMs: number, { batchSize = 200, batches = 25 } = {}): Promise<number> {
+    const before = new Date((await this.store.now()).getTime() - olderThanMs);
+    let removed = 0;
+    let after: { startedAt: Date; id: string } | undefined;
+    for (let batch = 0; batch < batches; batch++) {
+      const rows = await this.db.operation.findMany({
+        where: {
+          state: { in: ['succeeded', 'failed', 'refused'] },
+          startedAt: { lt: before },
+          finishedAt: { lt: before },
+          ...(after && { OR: [{ startedAt: { gt: after.startedAt } }, { startedAt: after.startedAt, id: { gt: after.id } }] }),
+        },
+        select: { id: true, startedAt: true },
+        orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+        take: batchSize,
+      });
+      if (rows.length === 0) break;
+      after = rows[rows.length - 1];
+      const ids = rows.map((row) => row.id);
+      const last = await this.db.agent.findMany({ where: { lastOperationId: { in: ids } }, select: { lastOperationId: true } });
+      const keep = new Set(last.map((agent) => agent.lastOperationId));
+      const gone = await this.db.operation.deleteMany({ where: { id: { in: ids.filter((id) => !keep.has(id)) }, state: { not: 'pending' } } });
+      removed += gone.count;
+      if (rows.length < batchSize) break;
+    }
+    return removed;
   }
 
   /** The journal, newest first, filtered in SQL and cursor-paginated on (startedAt, id). */
@@ -415,6 +464,20 @@ export class AgentsRepository {
     const matchers = wild.map(namespaceMatcher);
     return [...new Set([...exact, ...found.map((r) => r.namespace).filter((ns) => matchers.some((matches) => matches(ns)))])];
   }
+}
+
+/**
+ * The id of the journal entry that counts a principal's refusals of one operation in one namespace
+ * during one minute: a UUID-shaped digest of those, the same on every replica.
+ */
+function refusalId(entry: AuditEntry & { namespace: string }, at: Date): string {
+  const minute = Math.floor(at.getTime() / 60_000);
+  const hex = createHash('sha256').update(JSON.stringify(['refusal', entry.subject ?? entry.actor, entry.authMethod, entry.operation, entry.namespace, minute])).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
 
 /**

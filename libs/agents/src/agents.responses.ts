@@ -75,9 +75,11 @@ export class ChartValuesDto {
   @ApiProperty({ ...STRING_MAP, example: EXAMPLE.annotations }) annotations: Record<string, string>;
 }
 
-export class ChartRefDto {
-  @ApiProperty({ description: 'The chart reference helm installs', example: '/opt/agent-manager/charts/agent' }) ref: string;
-  @ApiProperty({ nullable: true, type: String, example: '0.6.0' }) version: string | null;
+/** The chart an agent's release was written with, by name and version (never a path or URL). */
+export class AgentChartDto {
+  @ApiProperty({ description: "The chart's name (its Chart.yaml)", example: 'agent' }) name: string;
+  @ApiProperty({ nullable: true, type: String, description: "The chart's version; null for an agent last written before versions were recorded", example: '0.6.0' })
+  version: string | null;
 }
 
 export class OperationDto {
@@ -108,7 +110,7 @@ export class AgentDto {
   @ApiProperty({ type: 'integer', description: 'The agent-manager revision applied', example: 1 }) revision: number;
   @ApiProperty({ nullable: true, type: 'integer', description: 'The helm release revision applied', example: 1 }) helmRevision: number | null;
   @ApiProperty({ type: 'integer', description: 'Changes on every applied write; the ETag', example: 1 }) version: number;
-  @ApiProperty({ type: ChartRefDto }) chart: ChartRefDto;
+  @ApiProperty({ type: AgentChartDto }) chart: AgentChartDto;
   @ApiProperty({ format: 'date-time', example: EXAMPLE.date }) createdAt: string;
   @ApiProperty({ format: 'date-time', example: EXAMPLE.date }) updatedAt: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String, example: null }) deletedAt: string | null;
@@ -274,8 +276,13 @@ export class CapabilitiesDto {
 export class ClusterInfoDto {
   @ApiProperty({ enum: ['not_configured', 'unreachable', 'reachable', 'unknown'], example: 'reachable', description: 'Whether helm has a cluster to write to' })
   state: 'not_configured' | 'unreachable' | 'reachable' | 'unknown';
-  @ApiProperty({ example: 'KUBECONFIG=/etc/agent-manager/kubeconfig', description: 'Where the cluster configuration came from' }) source: string;
-  @ApiProperty({ nullable: true, type: String, example: 'https://10.0.0.1:6443', description: "The API server's address, when configured" }) server: string | null;
+  @ApiProperty({
+    example: 'KUBECONFIG=/etc/agent-manager/kubeconfig',
+    description: 'Where the cluster configuration came from; with its path to admins, by kind to others (KUBECONFIG, ~/.kube/config, the in-cluster ServiceAccount, none)',
+  })
+  source: string;
+  @ApiProperty({ nullable: true, type: String, example: 'https://10.0.0.1:6443', description: "The API server's address, when configured: to admins only (null for others)" })
+  server: string | null;
   @ApiProperty({ nullable: true, type: String, example: null, description: 'Why writes cannot reach the cluster; null when they can' }) reason: string | null;
 }
 
@@ -306,7 +313,19 @@ export class AuditedOperationDto {
   @ApiProperty({ nullable: true, type: String, example: '2b7d0c9e-4f11-4d8e-9a51-c5b1f0e27f43' }) requestId: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'X-Actor as sent, a free-text note beside the verified subject', example: 'release pipeline #812' }) actorNote: string | null;
   @ApiProperty({ nullable: true, type: String, example: null }) errorCode: string | null;
-  @ApiProperty({ nullable: true, type: String, example: null }) errorMessage: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "Why it failed or was refused; a refusal names the principal's groups and grants only to that principal and to admins",
+    example: null,
+  })
+  errorMessage: string | null;
+  @ApiProperty({
+    type: 'integer',
+    description: 'How many refusals the entry stands for: the refusals of one principal, operation and namespace in one minute are one entry (finishedAt: the last); 1 for a write',
+    example: 1,
+  })
+  count: number;
   @ApiProperty({ format: 'date-time', example: '2026-03-14T09:26:53.000Z' }) startedAt: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String, example: '2026-03-14T09:26:58.000Z' }) finishedAt: string | null;
 }

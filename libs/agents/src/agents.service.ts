@@ -23,7 +23,7 @@ import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from './age
 import { agentView, problems, revisionView } from './agents.views.js';
 import { decodeCursor, encodeCursor } from './agents.paging.js';
 import { foldStatus, type RevisionFacts } from './agent-status.js';
-import { decodeOperationCursor, encodeOperationCursor, operationView } from './audit/audit.records.js';
+import { decodeOperationCursor, encodeOperationCursor, operationView, shownTo, type JournalReader } from './audit/audit.records.js';
 import { forCaller } from './audit/backend-errors.js';
 import { manifestReader } from './manifest-reader.js';
 import { createAgent } from './writes/create-agent.js';
@@ -67,8 +67,11 @@ export class AgentsService implements OnModuleDestroy {
     return { items: page.items.map((agent) => agentView(agent, agent.lastOperation)), nextCursor: page.more && last ? encodeCursor(last) : null };
   }
 
-  /** The audit trail, newest first; `scope.namespacePatterns`: the namespaces the caller may read it in. */
-  async operations(input: ListOperationsQueryDto, scope: { namespacePatterns?: string[] } = {}): Promise<OperationPageDto> {
+  /**
+   * The audit trail, newest first; `scope.namespacePatterns`: the namespaces the caller may read it in;
+   * `scope.reader`: who reads it (someone else's refusals without their groups and grants); everything when absent.
+   */
+  async operations(input: ListOperationsQueryDto, scope: { namespacePatterns?: string[]; reader?: JournalReader } = {}): Promise<OperationPageDto> {
     const page = await this.repository.operationsPage({
       subject: input.subject,
       namespace: input.namespace,
@@ -82,7 +85,9 @@ export class AgentsService implements OnModuleDestroy {
       limit: input.limit ?? 50,
     });
     const last = page.items.at(-1);
-    return { items: page.items.map(operationView), nextCursor: page.more && last ? encodeOperationCursor(last) : null };
+    const { reader } = scope;
+    const shown = reader ? page.items.map((op) => shownTo(op, reader)) : page.items;
+    return { items: shown.map(operationView), nextCursor: page.more && last ? encodeOperationCursor(last) : null };
   }
 
   async get({ namespace, name }: AgentRefDto): Promise<AgentDto> {

@@ -313,7 +313,7 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
         run: async (args) => {
           const input = parseInput(ListOperationsQueryDto, args);
           await this.access.authorize('list_operations', { namespace: input.namespace });
-          return this.agents.operations(input, { namespacePatterns: this.access.namespacePatterns('list_operations') });
+          return this.agents.operations(input, { namespacePatterns: this.access.namespacePatterns('list_operations'), reader: this.access.journalReader() });
         },
       },
     ];

@@ -15,7 +15,7 @@ export function agentView(record: AgentRecord, last: OperationSummary | null): A
     revision: record.revision,
     helmRevision: record.helmRevision,
     version: record.version,
-    chart: { ref: record.chart.ref, version: record.chart.version },
+    chart: { name: record.chart.name, version: record.chart.version },
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
     deletedAt: record.deletedAt?.toISOString() ?? null,

@@ -72,7 +72,17 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     for (const work of this.followUps) await work().catch((error: unknown) => this.logger.warn(`after the sweep: ${(error as Error).message}`));
   }
 
+  /** Finished journal entries past JOURNAL_RETENTION_DAYS go, a bounded number per sweep; a failure waits for the next sweep. */
+  private async purgeJournal(): Promise<void> {
+    const days = this.config.JOURNAL_RETENTION_DAYS;
+    if (days === 0) return;
+    await this.repository.purgeJournal(days * 86_400_000).catch((error: unknown) => {
+      this.logger.warn(`removing journal entries older than ${days} days failed, the next sweep tries again: ${(error as Error).message}`);
+    });
+  }
+
   private async sweepOnce(): Promise<void> {
+    await this.purgeJournal();
     let pending: OperationRecord[];
     try {
       await this.writes.purgeExpiredKeys();

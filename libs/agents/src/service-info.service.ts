@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, isAbsolute, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig, PROJECT_PACKAGE } from '@app/common';
 import { HelmClient } from '@app/helm';
-import { ClusterState } from '@app/kube';
+import { ClusterState, clusterReportWithoutPaths } from '@app/kube';
 import { Store } from '@app/store';
 import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
 import type { InfoDto } from './agents.responses.js';
@@ -25,10 +25,12 @@ export class ServiceInfoService {
 
   /**
    * What this installation offers, and the cluster it writes to (configured? reachable? why not).
-   * File paths (the helm binary, a chart directory) only with `paths` (admins); others get their names.
+   * File paths (the helm binary, a chart directory, the kubeconfig) and the API server's URL only with
+   * `paths` (admins); others get their names, and the cluster's state in words.
    */
   async info(options: { paths: boolean } = { paths: true }): Promise<InfoDto> {
-    const shown = (path: string) => (options.paths || !isAbsolute(path) ? path : basename(path));
+    // a relative path (charts/agent, ../x) is a path too; a URL (oci://…) is not one
+    const shown = (path: string) => (options.paths || path.includes('://') ? path : basename(path));
     const [helm, cluster] = await Promise.all([this.helm.version().catch(() => null), this.cluster.report()]);
     return {
       service: 'agent-manager',
@@ -36,7 +38,7 @@ export class ServiceInfoService {
       chart: { ref: shown(this.config.AGENT_CHART), version: this.config.AGENT_CHART_VERSION ?? null, valuesSchemaDigest: schemaDigest(this.config.chartRef) },
       helm: { version: helm?.version ?? null, major: helm?.major ?? null, binary: shown(this.helm.bin) },
       store: this.store.provider,
-      cluster,
+      cluster: options.paths ? cluster : clusterReportWithoutPaths(cluster),
       capabilities: { ...CAPABILITIES },
       toolsetLimits: {
         maxSelectors: MAX_INLINE_SELECTORS,

@@ -49,9 +49,18 @@ describe('loadConfig', () => {
     ['HELM_TIMEOUT_SECONDS', '1e3'],
     ['IDEMPOTENCY_TTL_SECONDS', '1e300'],
     ['IDEMPOTENCY_TTL_SECONDS', '2592001'],
+    ['JOURNAL_RETENTION_DAYS', '-1'],
+    ['JOURNAL_RETENTION_DAYS', 'ninety'],
+    ['JOURNAL_RETENTION_DAYS', '36501'],
   ])('stops at start naming %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));
+  });
+
+  it('keeps the journal 90 days unless JOURNAL_RETENTION_DAYS says otherwise (0: forever)', () => {
+    expect(loadConfig({}).JOURNAL_RETENTION_DAYS).toBe(90);
+    expect(loadConfig({ JOURNAL_RETENTION_DAYS: '0' }).JOURNAL_RETENTION_DAYS).toBe(0);
+    expect(loadConfig({ JOURNAL_RETENTION_DAYS: '7' }).JOURNAL_RETENTION_DAYS).toBe(7);
   });
 
   it('applies the auth and hardening defaults: auth off, loopback, no CORS', () => {

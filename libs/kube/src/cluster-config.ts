@@ -15,6 +15,9 @@ export interface ClusterEnv {
   KUBERNETES_SERVICE_PORT?: string;
 }
 
+/** The source of a configuration read from the pod's ServiceAccount. */
+export const IN_CLUSTER = 'the in-cluster ServiceAccount';
+
 export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 const REMEDY = 'set KUBECONFIG to the kubeconfig of the cluster agents are written to (in a pod, leave it unset to use the ServiceAccount)';
@@ -53,7 +56,7 @@ export function readClusterConfig(env: ClusterEnv, ownPort?: number, exists: (pa
   }
   if (env.KUBERNETES_SERVICE_HOST && exists(SERVICE_ACCOUNT_TOKEN)) {
     const host = env.KUBERNETES_SERVICE_HOST.includes(':') ? `[${env.KUBERNETES_SERVICE_HOST}]` : env.KUBERNETES_SERVICE_HOST;
-    return { configured: true, source: 'the in-cluster ServiceAccount', server: `https://${host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}` };
+    return { configured: true, source: IN_CLUSTER, server: `https://${host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}` };
   }
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
   if (exists(home)) return fromFiles([home], home, ownPort);

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { readClusterConfig, type ClusterConfig, type ClusterEnv } from './cluster-config.js';
+import { IN_CLUSTER, readClusterConfig, type ClusterConfig, type ClusterEnv } from './cluster-config.js';
 
 /** What /readyz and get_info say about the cluster. */
 export interface ClusterReport {
@@ -11,6 +11,28 @@ export interface ClusterReport {
   server: string | null;
   /** Why it is not usable; null when it is. */
   reason: string | null;
+}
+
+/**
+ * The report as callers other than admins read it (and unauthenticated /readyz): the state and why
+ * in words, where the configuration came from by kind, and no kubeconfig path or API server URL.
+ */
+export function clusterReportWithoutPaths(report: ClusterReport): ClusterReport {
+  return { state: report.state, source: sourceKind(report.source), server: null, reason: report.reason === null ? null : REASONS[report.state] };
+}
+
+const REASONS: Record<ClusterReport['state'], string> = {
+  not_configured: 'no usable cluster configuration: writes are refused until an operator configures one (the service log and get_info for admins say why)',
+  unreachable: "the cluster's API server does not accept connections: writes are refused until it does (the service log and get_info for admins say where)",
+  reachable: '',
+  unknown: 'not probed yet',
+};
+
+/** KUBECONFIG=<paths> as `KUBECONFIG`, the home kubeconfig's path as `~/.kube/config`; the ServiceAccount and `none` as they are. */
+function sourceKind(source: string): string {
+  if (source.startsWith('KUBECONFIG=')) return 'KUBECONFIG';
+  if (source === 'none' || source === IN_CLUSTER) return source;
+  return '~/.kube/config';
 }
 
 interface Probe {

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ANONYMOUS, Authorizer, namespacePatternToSqlLike, type Principal } from '@app/auth';
 import { AppError, OperationContexts } from '@app/common';
 import type { AgentsRepository } from '../agents.repository.js';
-import { auditOf } from './audit.records.js';
+import { auditOf, type JournalReader } from './audit.records.js';
 import { isAdmin } from './backend-errors.js';
 
 /** Every operation the agents module serves, named as the MCP tools are: what AUTHZ_POLICY_FILE may grant. */
@@ -81,6 +81,12 @@ export class AgentAccess {
   /** An admin is granted every operation in every namespace (`*` on `*`): sees paths and helm's own words. */
   isAdmin(): boolean {
     return isAdmin(this.authorizer, this.principal());
+  }
+
+  /** The caller as a reader of the journal (list_operations). */
+  journalReader(): JournalReader {
+    const { subject, method } = this.principal();
+    return { subject, method, admin: this.isAdmin() };
   }
 
   private async journal(operation: string, target: { namespace?: string; name?: string }, message: string): Promise<void> {

@@ -84,8 +84,24 @@ export interface AuditedOperation {
   actorNote: string | null;
   errorCode: string | null;
   errorMessage: string | null;
+  /** How many refusals the entry stands for (1 for a write). */
+  count: number;
   startedAt: Date;
   finishedAt: Date | null;
+}
+
+/** Who reads the journal: a refusal names its principal's groups and grants to that principal and admins only. */
+export interface JournalReader {
+  subject: string;
+  method: string;
+  admin: boolean;
+}
+
+/** An entry as `reader` may see it: someone else's refusal names the operation, where and whom, not the groups and grants. */
+export function shownTo(op: AuditedOperation, reader: JournalReader): AuditedOperation {
+  if (reader.admin || op.outcome !== 'refused' || (op.subject === reader.subject && op.authMethod === reader.method)) return op;
+  const where = op.namespace === '*' ? 'in any namespace' : `in namespace "${op.namespace}"`;
+  return { ...op, errorMessage: `${op.operation} ${where} is not granted to ${op.subject ?? op.actor} (its groups and grants are shown to it and to admins only)` };
 }
 
 /** `namespaces`: only entries in these (the caller's patterns resolved, see AgentsRepository.operationsPage); all when undefined. */
@@ -126,6 +142,7 @@ export function toAuditedOperation(row: OperationRow): AuditedOperation {
     actorNote: row.actorNote,
     errorCode: row.errorCode,
     errorMessage: row.errorMessage,
+    count: row.count,
     startedAt: row.startedAt,
     finishedAt: row.finishedAt,
   };

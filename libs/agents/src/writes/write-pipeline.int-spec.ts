@@ -185,9 +185,10 @@ describe(WritePipeline.name, () => {
       const dry = await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true }))));
       expect(dry).toMatchObject({ dryRun: true, rolledBackTo: 1 });
       expect(callsFor('chart-back')).toEqual(['template chart-back']);
-      await store.client.agent.updateMany({ where: { name: 'chart-back' }, data: { chartRef: 'charts/an-older-agent-chart' } });
+      await store.client.agent.updateMany({ where: { name: 'chart-back' }, data: { chartRef: 'charts/an-older-agent-chart', chartName: 'an-older-agent-chart' } });
       await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1 }))));
-      expect((await repository.findActive('ns', 'chart-back'))?.chart.ref).toBe(pipeline.tools().chart.ref);
+      expect((await store.client.agent.findFirst({ where: { name: 'chart-back', state: 'active' } }))?.chartRef).toBe(pipeline.tools().chart.ref);
+      expect((await repository.findActive('ns', 'chart-back'))?.chart.name).toBe('agent');
     });
 
     it('refuses a dry run as the write would while helm holds the release pending from an interrupted write', async () => {
