@@ -6,7 +6,7 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
-import { AppConfig, OperationContexts } from '@app/common';
+import { AppConfig, DEFAULT_RETRY_AFTER_SECONDS, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { JsonResponseTransport, readJsonExchange } from './json-response.transport.js';
@@ -273,5 +273,7 @@ function refuseForbiddenArguments(body: unknown, res: ServerResponse): boolean {
 
 /** A refusal in JSON-RPC's error shape, as the SDK's transport answers its own. */
 export function refuse(res: ServerResponse, status: number, message: string, code = -32000): void {
+  // Every 503 says when to come back.
+  if (status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', String(DEFAULT_RETRY_AFTER_SECONDS));
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
