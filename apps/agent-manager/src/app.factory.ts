@@ -9,6 +9,7 @@ import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig } from '@app/common';
 import { setupMcp } from '@app/mcp';
 import { createLog, Metrics, PinoNestLogger, Tracing, type Pino } from '@app/telemetry';
 import { AppModule } from './app.module.js';
+import { refuseBeforeBody, rejectInvalidUtf8, verifyUtf8 } from './bounded-input.js';
 import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
 import { hardenHttp, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
@@ -56,7 +57,9 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   hardenHttp(app, config);
   serveProtectedResourceMetadata(app, config);
   requireMcpBearer(app, config);
-  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES });
+  refuseBeforeBody(app);
+  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, verify: verifyUtf8 });
+  rejectInvalidUtf8(app);
   app.useGlobalFilters(new ErrorFilter(config));
   serveApiDocs(app, 'docs', OPENAPI_PATH, () => openApiDocument(app));
   setupMcp(app);
