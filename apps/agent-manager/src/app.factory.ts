@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { json } from 'express';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { AgentWrites } from '@app/agents';
 import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig } from '@app/common';
@@ -58,7 +59,8 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   serveProtectedResourceMetadata(app, config);
   requireMcpBearer(app, config);
   refuseBeforeBody(app);
-  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, verify: verifyUtf8 });
+  // express's own parser: Nest's useBodyParser keeps `verify` for its rawBody option.
+  app.use(json({ limit: config.BODY_LIMIT_BYTES, verify: verifyUtf8 }));
   rejectInvalidUtf8(app);
   app.useGlobalFilters(new ErrorFilter(config));
   serveApiDocs(app, 'docs', OPENAPI_PATH, () => openApiDocument(app));
