@@ -89,8 +89,11 @@ export class McpHttpSessions implements OnModuleDestroy {
 
   /** initialize: checks the principal's cap, then answers with a new session id stored for every replica. */
   private async open(req: McpRequest, res: ServerResponse, query: string, principal: Principal): Promise<void> {
-    const open = await this.sessions.countOpen(principal);
-    if (open >= this.config.MCP_SESSIONS_PER_PRINCIPAL) {
+    const id = randomUUID();
+    // Stored before the answer names it, so the client's next request finds it on any replica;
+    // counted and stored in one step, so the cap holds however many replicas open at once.
+    const open = await this.sessions.createWithin({ id, principal, query, ...clientInfoOf(req.body), replica: this.config.REPLICA_ID }, this.config.MCP_SESSIONS_PER_PRINCIPAL);
+    if (open !== null) {
       return refuse(
         res,
         429,
@@ -98,9 +101,6 @@ export class McpHttpSessions implements OnModuleDestroy {
       );
     }
     const toolsets = this.registry.select(query);
-    const id = randomUUID();
-    // Stored before the answer names it, so the client's next request finds it on any replica.
-    await this.sessions.create({ id, principal, query, ...clientInfoOf(req.body), replica: this.config.REPLICA_ID });
     this.touched.set(id, Date.now());
     whenClosed(res, () => {
       if (res.statusCode === 200 && res.writableFinished) return;

@@ -37,12 +37,29 @@ export class McpSessionRepository {
     return this.store.client;
   }
 
-  async create(session: NewMcpSession): Promise<void> {
+  /**
+   * Stores a new session unless its principal holds `cap` already, on every replica: the count
+   * and the insert are one step. On SQLite one INSERT … SELECT (a write statement takes the
+   * database's write lock before it reads, so two replicas' opens run one after the other); on
+   * PostgreSQL a transaction that first takes an advisory lock of the principal. Answers how many
+   * sessions the principal held when refused, or null when stored.
+   */
+  async createWithin(session: NewMcpSession, cap: number): Promise<number | null> {
     const { id, principal, query, clientName, clientVersion, replica } = session;
+    const { subject, method } = principal;
     const now = await this.store.now();
-    await this.db.mcpSession.create({
-      data: { id, subject: principal.subject, authMethod: principal.method, query, clientName, clientVersion, replica, createdAt: now, lastSeenAt: now },
-    });
+    const insert = (db: Pick<typeof this.db, '$executeRaw'>) => db.$executeRaw`
+      INSERT INTO "McpSession" ("id", "subject", "authMethod", "query", "clientName", "clientVersion", "replica", "createdAt", "lastSeenAt")
+      SELECT ${id}, ${subject}, ${method}, ${query}, ${clientName ?? null}, ${clientVersion ?? null}, ${replica}, ${now}, ${now}
+      WHERE (SELECT COUNT(*) FROM "McpSession" WHERE "subject" = ${subject} AND "authMethod" = ${method}) < ${cap}`;
+    const inserted =
+      this.store.provider === 'sqlite'
+        ? await insert(this.db)
+        : await this.db.$transaction(async (tx) => {
+            await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`mcp-session:${method}:${subject}`}))::text AS locked`;
+            return insert(tx);
+          });
+    return inserted === 1 ? null : this.countOpen(principal);
   }
 
   /** Read on every request of a session: one statement by primary key, in SQL (a fourth of the typed query's CPU). */
