@@ -622,8 +622,15 @@ async function hostile(kubeconfig) {
   writeFileSync(policy, 'roles:\n  admin: ["*"]\nbindings:\n  - role: admin\n    subjects: ["token:someone-else"]\n    namespaces: ["*"]\n');
   const service = await startService({ databaseUrl: `file:${join(dir, 'hostile.db')}`, kubeconfig, env: { API_TOKENS_FILE: tokens, AUTHZ_POLICY_FILE: policy } });
   try {
-    const body = { name: 'big', namespace: NS, modelConfig: 'm', toolset: Array.from({ length: 100_000 }, () => 'x') };
-    const ROUNDS_OF_20 = Math.max(1, SCALE * 3);
+    // Serialized once: the bench process's own JSON work must not delay its probes.
+    const body = JSON.stringify({ name: 'big', namespace: NS, modelConfig: 'm', toolset: Array.from({ length: 100_000 }, () => 'x') });
+    const oversized = () =>
+      fetch(`${service.base}/api/v1/agents`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${NOBODY}` }, body }).then(async (res) => {
+        await res.arrayBuffer();
+        return res.status;
+      });
+    await Promise.all(Array.from({ length: 20 }, oversized)); // warm-up round, not counted
+    const ROUNDS_OF_20 = Math.max(1, SCALE * 5);
     log(`hostile: /healthz while 20 oversized requests from a principal granted nothing arrive (${ROUNDS_OF_20} rounds)`);
     const probe = new Agent({ keepAlive: true, maxSockets: 1 });
     const latencies = [];
@@ -632,8 +639,8 @@ async function hostile(kubeconfig) {
       let storming = true;
       const storm = Promise.all(
         Array.from({ length: 20 }, () =>
-          api(service.base, 'POST', '/api/v1/agents', body, { authorization: `Bearer ${NOBODY}` }).then((res) => {
-            statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+          oversized().then((status) => {
+            statuses[status] = (statuses[status] ?? 0) + 1;
           }),
         ),
       ).finally(() => {
@@ -641,7 +648,7 @@ async function hostile(kubeconfig) {
       });
       while (storming) {
         latencies.push(await time(() => get(service.base, '/healthz', probe)));
-        await sleep(5);
+        await sleep(2);
       }
       await storm;
     }
