@@ -77,7 +77,7 @@ describe('REST API (no cluster reachable)', () => {
 
   it.each([
     ['an empty list', [], 'toolset[]', /preset:none/],
-    ['33 selectors', selectors(33), 'toolset', /33 selectors exceed the cap of 32/],
+    ['33 selectors', selectors(33), 'toolset[32]', /33 selectors exceed the cap of 32/],
     ['a comma inside a selector', ['tool:a,b'], 'toolset[0]', /"tool:a,b" at index 0 holds 2 selectors/],
     ['a server with no name', ['server:'], 'toolset[0]', /"server:" at index 0 names no server/],
     ['the reserved prefix', ['toolset:mine'], 'toolset[0]', /reserved prefix "toolset:"/],

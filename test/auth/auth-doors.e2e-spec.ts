@@ -115,12 +115,18 @@ describe('one policy on both doors', () => {
 
   it('needs the matching write for a dry run and for validate', async () => {
     const body = { name: 'x', namespace: 'team-a', modelConfig: 'm', toolset: ['preset:none'] };
+    // The viewer holds neither anywhere: refused before its body is read, so no namespace is named.
     const dryRun = await call(t.url, 'POST', '/api/v1/agents', { ...body, dryRun: true }, bearer(VIEWER_TOKEN));
     expect(dryRun.status).toBe(403);
-    expect(dryRun.body.error.message).toContain('create_agent in namespace "team-a"');
+    expect(dryRun.body.error.message).toContain('create_agent in any namespace is not granted to token:viewer');
     const validate = await call(t.url, 'POST', '/api/v1/agents/validate', body, bearer(VIEWER_TOKEN));
     expect(validate.status).toBe(403);
-    expect(validate.body.error.message).toContain('validate_agent in namespace "team-a"');
+    expect(validate.body.error.message).toContain('validate_agent in any namespace is not granted to token:viewer');
+    // An editor of payments-* holds both somewhere: the namespace decides.
+    const editor = bearer(await issuer.token(AUDIENCE));
+    const elsewhere = await call(t.url, 'POST', '/api/v1/agents/validate', body, editor);
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.body.error.message).toContain('validate_agent in namespace "team-a"');
   });
 
   it('lists only agents in namespaces the principal may list, page by page', async () => {
@@ -167,7 +173,9 @@ describe('one policy on both doors', () => {
 describe('the audit trail', () => {
   it('journals refusals with the principal, how it authenticated, the door and the X-Actor note, and shows them to admins only', async () => {
     const body = { name: 'audited', namespace: 'secret', modelConfig: 'm', toolset: ['preset:none'] };
-    const refused = await call(t.url, 'POST', '/api/v1/agents', body, { ...bearer(VIEWER_TOKEN), 'x-actor': 'someone-else', 'x-request-id': 'req-audit-1' });
+    // ci holds create_agent in payments-* (so its body is read) but not in secret.
+    const token = await issuer.token(AUDIENCE);
+    const refused = await call(t.url, 'POST', '/api/v1/agents', body, { ...bearer(token), 'x-actor': 'someone-else', 'x-request-id': 'req-audit-1' });
     expect(refused.status).toBe(403);
     const page = await call(t.url, 'GET', '/api/v1/operations?outcome=refused&namespace=secret&operation=create_agent', undefined, bearer(ADMIN_TOKEN));
     expect(page.status).toBe(200);
@@ -176,9 +184,9 @@ describe('the audit trail', () => {
       namespace: 'secret',
       name: 'audited',
       outcome: 'refused',
-      actor: 'token:viewer',
-      subject: 'token:viewer',
-      authMethod: 'token',
+      actor: 'ci',
+      subject: 'ci',
+      authMethod: 'oidc',
       door: 'rest',
       requestId: 'req-audit-1',
       actorNote: 'someone-else',

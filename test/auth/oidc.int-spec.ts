@@ -78,6 +78,11 @@ describe('OIDC bearer tokens from a real issuer (oidc-provider)', () => {
     ['signed with HS256 (the published key as an HMAC secret)', () => hs256WithPublicKey(), /signature algorithm is not accepted/],
     ['naming a key the issuer does not publish', () => forged({}, { kid: 'someone-elses-key' }), /is signed with a key http:\/\/127\.0\.0\.1:\d+ does not publish/],
     ['claiming a reserved subject', () => forged({ sub: 'token:ci-platform' }), /reserved for the service's own principals/],
+    ['claiming a reserved subject in another case', () => forged({ sub: 'Token:admin' }), /reserved for the service's own principals/],
+    ['claiming a reserved subject behind a space', () => forged({ sub: ' token:admin' }), /reserved for the service's own principals/],
+    ['claiming a reserved subject in full-width letters (NFKC)', () => forged({ sub: 'ｔｏｋｅｎ:admin' }), /reserved for the service's own principals/],
+    ['claiming a reserved subject with a full-width colon (NFKC)', () => forged({ sub: 'system：masters' }), /reserved for the service's own principals/],
+    ['claiming the anonymous subject in capitals', () => forged({ sub: 'ANONYMOUS' }), /reserved for the service's own principals/],
   ])('refuses a token %s as unauthenticated', async (_case, token, message) => {
     const error = await refusal(authenticator(), `Bearer ${await token()}`);
     expect(error).toBeInstanceOf(AppError);
@@ -178,9 +183,12 @@ describe('the /mcp bearer check (mcpBearerAuth over PrincipalTokenVerifier)', ()
   it('answers 401 with WWW-Authenticate naming the resource metadata, and a header that stays well-formed', async () => {
     const missing = await fetch(`${base}/mcp`, { method: 'POST' });
     expect(missing.status).toBe(401);
+    const remedy = `send "Authorization: Bearer <token>" with an access token from ${issuer.url} or an API token an admin issued you`;
     expect(missing.headers.get('www-authenticate')).toBe(
-      'Bearer error="invalid_token", error_description="Missing Authorization header", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"',
+      `Bearer error="invalid_token", error_description="authentication is required: ${remedy.replaceAll('"', "'")}", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"`,
     );
+    // The body says what REST's does: where to get a token.
+    expect(await missing.json()).toEqual({ error: 'invalid_token', error_description: `authentication is required: ${remedy}` });
     const expired = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${await forged({ exp: 1 })}` } });
     expect(expired.status).toBe(401);
     const header = expired.headers.get('www-authenticate')!;
@@ -188,13 +196,23 @@ describe('the /mcp bearer check (mcpBearerAuth over PrincipalTokenVerifier)', ()
     expect(((await expired.json()) as { error: string }).error).toBe('invalid_token');
     const wrongScheme = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: `Basic ${PIPELINE_TOKEN}` } });
     expect(wrongScheme.status).toBe(401);
-    expect(await wrongScheme.json()).toEqual({ error: 'invalid_token', error_description: "Invalid Authorization header format, expected 'Bearer TOKEN'" });
+    expect(await wrongScheme.json()).toEqual({ error: 'invalid_token', error_description: `the Authorization header must be "Bearer <token>"; ${remedy}` });
+  });
+
+  it('reads the Authorization header as REST does: a token followed by more words is refused on both', async () => {
+    const header = `Bearer ${PIPELINE_TOKEN} junk`;
+    const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: header } });
+    expect(res.status).toBe(401);
+    const rest = await refusal(new Authenticator({ tokens: new ApiTokens(parseApiTokens(`- {name: pipeline, sha256: ${sha256Hex(PIPELINE_TOKEN)}}`)) }), header);
+    expect(((await res.json()) as { error_description: string }).error_description).toMatch(/^the Authorization header must be "Bearer <token>"/);
+    expect(rest.message).toMatch(/^the Authorization header must be "Bearer <token>"/);
   });
 
   it('answers 503 (a retry may succeed), not 401 or 500, while the issuer cannot be reached; API tokens still pass', async () => {
     const res = await fetch(`${base}/mcp-outage`, { method: 'POST', headers: { authorization: `Bearer ${await issuer.token()}` } });
     expect(res.status).toBe(503);
     expect(res.headers.get('www-authenticate')).toBeNull();
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     const body = (await res.json()) as { jsonrpc: string; error: { message: string } };
     expect(body.jsonrpc).toBe('2.0');
     expect(body.error.message).toMatch(/^Service Unavailable: cannot verify bearer tokens: the OpenID discovery of http:\/\/127\.0\.0\.1:9 is not usable/);

@@ -47,7 +47,7 @@ export async function processTree(pid: number): Promise<number[]> {
     parents.get(ppid)!.push(Number(entry));
   }
   const tree = [pid];
-  for (let i = 0; i < tree.length; i++) tree.push(...(parents.get(tree[i]) ?? []));
+  for (let i = 0; i < tree.length; i++) for (const child of parents.get(tree[i]) ?? []) tree.push(child);
   return tree;
 }
 

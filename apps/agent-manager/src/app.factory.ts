@@ -3,12 +3,14 @@ import type { Server } from 'node:http';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { json } from 'express';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { AgentWrites } from '@app/agents';
 import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig } from '@app/common';
 import { setupMcp } from '@app/mcp';
 import { createLog, Metrics, PinoNestLogger, Tracing, type Pino } from '@app/telemetry';
 import { AppModule } from './app.module.js';
+import { refuseBeforeBody, rejectInvalidUtf8, verifyUtf8 } from './bounded-input.js';
 import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
 import { hardenHttp, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
@@ -56,7 +58,10 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   hardenHttp(app, config);
   serveProtectedResourceMetadata(app, config);
   requireMcpBearer(app, config);
-  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES });
+  refuseBeforeBody(app);
+  // express's own parser: Nest's useBodyParser keeps `verify` for its rawBody option.
+  app.use(json({ limit: config.BODY_LIMIT_BYTES, verify: verifyUtf8 }));
+  rejectInvalidUtf8(app);
   app.useGlobalFilters(new ErrorFilter(config));
   serveApiDocs(app, 'docs', OPENAPI_PATH, () => openApiDocument(app));
   setupMcp(app);

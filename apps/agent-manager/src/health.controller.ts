@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Logger, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiExcludeController } from '@app/common';
+import { ApiExcludeController, DEFAULT_RETRY_AFTER_SECONDS } from '@app/common';
 import { ClusterState, clusterReportWithoutPaths } from '@app/kube';
 import { Store } from '@app/store';
 
@@ -30,7 +30,7 @@ export class HealthController {
   @Get('readyz')
   async readyz(@Res() res: Response): Promise<void> {
     if (this.draining) {
-      res.status(503).json({ status: 'draining' });
+      res.status(503).setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS)).json({ status: 'draining' });
       return;
     }
     // Readiness is the service's own health (its store): without a cluster, reads and dry runs still work,
@@ -46,7 +46,7 @@ export class HealthController {
     // them, the probe does not (the SQLite reason's words without the path).
     this.logger.warn(`readiness: the store is not usable: ${health.reason}`);
     const reason = this.store.provider === 'sqlite' ? withoutPaths(health.reason) : `the store is not usable (${this.store.provider}); the service log says why`;
-    res.status(503).json({ status: 'not ready', reason, cluster });
+    res.status(503).setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS)).json({ status: 'not ready', reason, cluster });
   }
 }
 

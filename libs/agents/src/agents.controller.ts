@@ -217,7 +217,7 @@ export class RestContextInterceptor implements NestInterceptor {
   }
 
   private async context(req: Request): Promise<NewOperationContext> {
-    const principal = await this.authenticator.authenticate(req.header('authorization'));
+    const { principal } = await this.authenticator.forRequest(req);
     OperationContexts.learn({ subject: principal.subject });
     const claimed = actorOf(req);
     if (!this.authenticator.enabled) return { door: 'rest', actor: claimed ?? 'api', principal };

@@ -1,5 +1,5 @@
 import { IsBoolean, IsIn, IsInt, IsISO8601, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { MAX_INLINE_SELECTORS, SELECTOR_PATTERN } from '@app/toolset';
+import { MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, SELECTOR_PATTERN } from '@app/toolset';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
 import { IsLabelSelector, IsMetadataMap, IsToolset, MaxCodePoints, Optional, WholeNumberText } from './agents.validators.js';
 
@@ -93,7 +93,7 @@ function ExpectedVersion(): PropertyDecorator {
 /** A toolset as the schema states it; the grammar of libs/toolset enforces it (and says more, e.g. toolset: and label: are refused). */
 const TOOLSET_SCHEMA = {
   type: 'array',
-  items: { type: 'string', pattern: SELECTOR_PATTERN.source },
+  items: { type: 'string', pattern: SELECTOR_PATTERN.source, maxLength: MAX_SELECTOR_LENGTH },
   minItems: 1,
   maxItems: MAX_INLINE_SELECTORS,
   example: ['preset:read-only', 'workflow:incident-triage'],
@@ -101,7 +101,8 @@ const TOOLSET_SCHEMA = {
 
 const TOOLSET_DOC =
   `Selectors that bound which Muster tools the agent may use, written to the chart exactly as given. ` +
-  `Each matches ^(preset|server|workflow|tool):[^\\s,]+$; 1 to ${MAX_INLINE_SELECTORS} items; ["preset:none"] is a chat-only agent.`;
+  `Each matches ^(preset|server|workflow|tool):[^\\s,]+$ with no invisible character (control, zero-width, bidirectional), at most ${MAX_SELECTOR_LENGTH} characters; ` +
+  `1 to ${MAX_INLINE_SELECTORS} items, at most ${MAX_TOOLSET_HEADER_BYTES} bytes joined by commas; ["preset:none"] is a chat-only agent.`;
 
 /** The optional details of an agent, the same on create, update and validate. */
 class AgentDetailsDto {

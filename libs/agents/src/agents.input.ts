@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
-import { AppError, type ErrorDetail } from '@app/common';
+import { append, AppError, type ErrorDetail } from '@app/common';
 import { TOOLNAMES_REMOVED_MESSAGE, toolNamesViolations, validateToolset } from '@app/toolset';
 
 type Input<T> = new () => T;
@@ -26,7 +26,7 @@ export function readInput<T extends object>(cls: Input<T>, raw: unknown): { valu
   const accepts = acceptedFields(cls);
   if (accepts.includes('toolset')) {
     const removed = toolNamesViolations(body);
-    violations.push(...removed.map(({ path, message }) => ({ path, message })));
+    append(violations, removed.map(({ path, message }) => ({ path, message })));
     if (removed.length > 0) {
       delete body.toolNames;
       const muster = body.muster;
@@ -52,7 +52,7 @@ export function readInput<T extends object>(cls: Input<T>, raw: unknown): { valu
     if (isData(v)) (value as Record<string, unknown>)[key] = v;
   }
   const errors = validateSync(value, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
-  for (const error of errors) violations.push(...describe(error, accepts, body));
+  for (const error of errors) append(violations, describe(error, accepts, body));
   return { value, violations, unreadable: false };
 }
 

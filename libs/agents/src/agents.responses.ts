@@ -244,6 +244,8 @@ export class PresetDto {
 
 export class ToolsetLimitsDto {
   @ApiProperty({ type: 'integer', example: 32 }) maxSelectors: number;
+  @ApiProperty({ type: 'integer', description: 'Characters (code points) one selector may have', example: 256 }) maxSelectorLength: number;
+  @ApiProperty({ type: 'integer', description: 'Bytes (UTF-8) of the selectors joined by commas: the X-Muster-Toolset header', example: 4096 }) maxToolsetHeaderBytes: number;
   @ApiProperty({ example: '^(preset|server|workflow|tool):[^\\s,]+$' }) selectorPattern: string;
   @ApiProperty({ type: [String], example: ['toolset'] }) reservedPrefixes: string[];
   @ApiProperty({ type: [String], example: ['label'] }) presetOnlyPrefixes: string[];

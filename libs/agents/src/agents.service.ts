@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { AppError } from '@app/common';
+import { append, AppError, listedProblems } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient, type LiveAgent } from '@app/kube';
 import { toolsetWarnings } from '@app/toolset';
@@ -136,10 +136,10 @@ export class AgentsService implements OnModuleDestroy {
         manifests = await this.helm.template({ namespace: input.namespace, name: input.name }, this.pipeline.tools().chart, toChartValues(spec as AgentSpec));
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== 'invalid_request') throw error;
-        violations.push(...(error.details.length > 0 ? error.details : [{ path: 'values', message: error.message }]));
+        append(violations, error.details.length > 0 ? error.details : [{ path: 'values', message: error.message }]);
       }
     }
-    return { valid: violations.length === 0, violations, warnings, manifests };
+    return { valid: violations.length === 0, violations: listedProblems(violations), warnings: listedProblems(warnings), manifests };
   }
 
   /**

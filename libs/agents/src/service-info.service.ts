@@ -6,7 +6,7 @@ import { AppConfig, PROJECT_PACKAGE } from '@app/common';
 import { HelmClient } from '@app/helm';
 import { ClusterState, clusterReportWithoutPaths } from '@app/kube';
 import { Store } from '@app/store';
-import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
+import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
 import type { InfoDto } from './agents.responses.js';
 
 /** Capabilities other modules switch on (the MCP surface registers itself here). */
@@ -42,6 +42,8 @@ export class ServiceInfoService {
       capabilities: { ...CAPABILITIES },
       toolsetLimits: {
         maxSelectors: MAX_INLINE_SELECTORS,
+        maxSelectorLength: MAX_SELECTOR_LENGTH,
+        maxToolsetHeaderBytes: MAX_TOOLSET_HEADER_BYTES,
         selectorPattern: SELECTOR_PATTERN.source,
         reservedPrefixes: ['toolset:'],
         presetOnlyPrefixes: ['label:'],

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parse } from 'yaml';
-import { ConfigError } from '@app/common';
+import { append, ConfigError } from '@app/common';
 import type { Principal } from './principal.js';
 
 /** One static API token as the tokens file declares it: only the SHA-256 of the token is stored. */
@@ -46,7 +46,7 @@ export function parseApiTokens(text: string, source = 'API_TOKENS_FILE'): ApiTok
     const entry = readEntry(raw, `[${index}]`, problems);
     if (entry !== undefined) entries.push(entry);
   });
-  problems.push(...duplicates(entries, 'name'), ...duplicates(entries, 'sha256'));
+  append(problems, [...duplicates(entries, 'name'), ...duplicates(entries, 'sha256')]);
   if (problems.length > 0) throw new ApiTokensFileError(source, problems);
   return entries;
 }

@@ -35,9 +35,34 @@ export class Authenticator {
 
   /** The principal of an `Authorization` header value; throws AppError('unauthenticated') saying what to send. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
-    if (!this.enabled) return ANONYMOUS;
-    return (await this.verifyToken(this.bearer(authorization))).principal;
+    return (await this.authentication(authorization)).principal;
   }
+
+  /**
+   * The one reading of an `Authorization` header, for every door (REST and /mcp): `Bearer <token>`
+   * and nothing after it; throws AppError('unauthenticated') saying what to send.
+   */
+  async authentication(authorization: string | undefined): Promise<Authentication> {
+    if (!this.enabled) return { principal: ANONYMOUS, scopes: [] };
+    return this.verifyToken(this.bearer(authorization));
+  }
+
+  /**
+   * The authentication of one HTTP request, verified once however many steps ask (the check
+   * before the body is read, then the door's own).
+   */
+  forRequest(req: { headers: { authorization?: string } }): Promise<Authentication> {
+    let verified = this.verified.get(req);
+    if (!verified) {
+      verified = this.authentication(req.headers.authorization);
+      // A refusal is read by whoever asks; none left unhandled here.
+      verified.catch(() => undefined);
+      this.verified.set(req, verified);
+    }
+    return verified;
+  }
+
+  private readonly verified = new WeakMap<object, Promise<Authentication>>();
 
   /** Verifies a bare bearer token (the MCP SDK's verifier hands it over without the scheme). */
   async verifyToken(token: string): Promise<Authentication> {
@@ -46,6 +71,11 @@ export class Authenticator {
     if (fromFile) return { principal: fromFile, scopes: [] };
     if (this.sources.oidc && JWT_SHAPE.test(token)) return this.sources.oidc.verify(token);
     throw new AppError('unauthenticated', `the bearer token is ${this.accepted()}; ${this.remedy()}`);
+  }
+
+  /** The token of a `Bearer <token>` header; throws AppError('unauthenticated') for anything else. */
+  bearerToken(authorization: string | undefined): string {
+    return this.bearer(authorization);
   }
 
   private bearer(authorization: string | undefined): string {

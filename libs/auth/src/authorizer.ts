@@ -99,6 +99,17 @@ export class Authorizer {
       );
   }
 
+  /** Whether `principal` is granted any operation anywhere (a blueprint's tool included). */
+  grantsAnything(principal: Principal): boolean {
+    if (this.everyoneAdmin) return true;
+    return this.policy.bindings.some((binding) => binding.operations.size > 0 && this.binds(binding, principal));
+  }
+
+  /** The refusal of a principal granted nothing at all (grantsAnything false): what to ask an admin for. */
+  nothingGranted(principal: Principal): AppError {
+    return new AppError('forbidden', `no operation is granted to ${describePrincipal(principal)} in any namespace: ${this.hint}`);
+  }
+
   /** The operations `principal` may perform in at least one namespace, in the service's order (MCP tools/list). */
   allowedOperations(principal: Principal): string[] {
     return this.policy.operations.filter((operation) => this.isAllowed(principal, operation));
@@ -107,9 +118,12 @@ export class Authorizer {
   private bindingsFor(principal: Principal, operation: string): CompiledBinding[] {
     return this.policy.bindings.filter(
       (binding) =>
-        (binding.operations.has(operation) || (operation.startsWith('blueprint:') && binding.operations.has('blueprint:*'))) &&
-        (binding.subjects.has('*') || binding.subjects.has(principal.subject) || principal.groups.some((group) => binding.groups.has(group))),
+        (binding.operations.has(operation) || (operation.startsWith('blueprint:') && binding.operations.has('blueprint:*'))) && this.binds(binding, principal),
     );
+  }
+
+  private binds(binding: CompiledBinding, principal: Principal): boolean {
+    return binding.subjects.has('*') || binding.subjects.has(principal.subject) || principal.groups.some((group) => binding.groups.has(group));
   }
 
   private assertKnown(operation: string): void {

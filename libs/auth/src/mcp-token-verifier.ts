@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Logger } from '@nestjs/common';
 import { AppError } from '@app/common';
-import type { Authenticator } from './authenticator.js';
+import type { Authentication, Authenticator } from './authenticator.js';
 import type { Principal } from './principal.js';
 import { wwwAuthenticate } from './protected-resource.js';
 
@@ -19,7 +19,16 @@ export class PrincipalTokenVerifier {
 
   /** The AuthInfo of a bare bearer token; throws the Authenticator's AppError (unauthenticated, or unavailable while the issuer cannot be reached). */
   async authInfo(token: string): Promise<AuthInfo> {
-    const verified = await this.authenticator.verifyToken(token);
+    return this.toAuthInfo(token, await this.authenticator.verifyToken(token));
+  }
+
+  /** The AuthInfo of an HTTP request, its Authorization header read as REST reads it (Authenticator.forRequest). */
+  async authInfoOf(req: IncomingMessage): Promise<AuthInfo> {
+    const verified = await this.authenticator.forRequest(req);
+    return this.toAuthInfo(this.authenticator.bearerToken(req.headers.authorization), verified);
+  }
+
+  private toAuthInfo(token: string, verified: Authentication): AuthInfo {
     return {
       token,
       clientId: verified.clientId ?? verified.principal.subject,
@@ -44,18 +53,16 @@ export function mcpBearerAuth(verifier: PrincipalTokenVerifier, resourceMetadata
     res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
   };
   const refuse = (res: ServerResponse, message: string) => {
-    // The header's quoted error_description cannot hold a quote; the body says the same.
+    // The header's quoted error_description cannot hold a quote; the body says it as REST does.
     const description = message.replaceAll('"', "'");
     res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': wwwAuthenticate(resourceMetadataUrl, { description }) });
-    res.end(JSON.stringify({ error: 'invalid_token', error_description: description }));
+    res.end(JSON.stringify({ error: 'invalid_token', error_description: message }));
   };
   return async (req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse, next: () => void): Promise<void> => {
-    if (!req.headers.authorization) return refuse(res, 'Missing Authorization header');
-    const [scheme, token] = req.headers.authorization.split(' ');
-    if (scheme.toLowerCase() !== 'bearer' || !token) return refuse(res, "Invalid Authorization header format, expected 'Bearer TOKEN'");
     let auth: AuthInfo;
     try {
-      auth = await verifier.authInfo(token);
+      // The header is read as REST reads it: the same parser, the same refusals.
+      auth = await verifier.authInfoOf(req);
     } catch (error) {
       if (error instanceof AppError && error.code === 'unauthenticated') return refuse(res, error.message);
       if (error instanceof AppError && error.status === 503) {

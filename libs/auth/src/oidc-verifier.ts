@@ -1,12 +1,11 @@
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
-import { AppError } from '@app/common';
+import { AppError, reservedSubjectPart } from '@app/common';
 import type { Principal } from './principal.js';
 
 /** Only asymmetric signatures: never `none`, never an HMAC (whose key a verifier would have to share). */
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 /** Subjects the service gives its own principals; an identity provider cannot claim them. */
-const RESERVED_SUBJECT = /^(token:|local:|system:|anonymous$)/;
 
 export interface OidcVerifierOptions {
   issuer: string;
@@ -94,7 +93,7 @@ export class OidcVerifier {
     if (typeof subject !== 'string' || subject === '') {
       throw unauthenticated(`the token has no ${this.usernameClaim} claim (OIDC_USERNAME_CLAIM) naming the caller; ask for a token that carries it`);
     }
-    if (RESERVED_SUBJECT.test(subject)) {
+    if (reservedSubjectPart(subject) !== undefined) {
       throw unauthenticated(`the token's ${this.usernameClaim} claim takes a name reserved for the service's own principals (token:, local:, system:, anonymous)`);
     }
     const raw = claim(payload, this.groupsClaim);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Injectable, Logger } from '@nestjs/common';
 import { parse } from 'yaml';
 import { auditOf, canonicalJson } from '@app/agents';
-import { AppConfig, AppError, ConfigError, OperationContexts } from '@app/common';
+import { AppConfig, AppError, append, ConfigError, OperationContexts } from '@app/common';
 import { bodyProblems, nameProblems, normalizeBody, type BlueprintBody } from './blueprint.rules.js';
 import { BlueprintCatalog } from './blueprint-catalog.service.js';
 import { BlueprintsRepository, type BlueprintWriter } from './blueprints.repository.js';
@@ -41,7 +41,7 @@ export function parseBlueprintsFile(text: string, source: string, otherTools: It
     const found = [...nameProblems(name, others), ...bodyProblems(body)];
     if (seeded.some((s) => s.name === name)) found.push({ path: 'name', message: `${String(name)} is declared twice` });
     if (found.length > 0) {
-      problems.push(...found.map((p) => `blueprints[${i}]${typeof name === 'string' ? ` (${name})` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`));
+      append(problems, found.map((p) => `blueprints[${i}]${typeof name === 'string' ? ` (${name})` : ''}: ${p.path ? `${p.path}: ` : ''}${p.message}`));
       return;
     }
     const normalized = normalizeBody(body);

@@ -1,5 +1,5 @@
 import { AgentPatchFieldsDto, CreateAgentDto, readInput } from '@app/agents';
-import { AppError, type ErrorDetail } from '@app/common';
+import { AppError, append, type ErrorDetail } from '@app/common';
 import { TOOLNAMES_REMOVED_MESSAGE } from '@app/toolset';
 
 /*
@@ -68,7 +68,7 @@ export function bodyProblems(raw: unknown): ErrorDetail[] {
   const open = raw.open === undefined ? [] : raw.open;
   const defaults = raw.defaults === undefined ? {} : raw.defaults;
   if (!isPlain(fixed)) problems.push({ path: 'fixed', message: 'fixed must be an object of create arguments, e.g. {"modelConfig": "default-model-config"}' });
-  else problems.push(...fixedProblems(fixed));
+  else append(problems, fixedProblems(fixed));
   const openNames = openProblems(open, problems);
   if (isPlain(fixed)) {
     for (const name of openNames) {
@@ -79,7 +79,7 @@ export function bodyProblems(raw: unknown): ErrorDetail[] {
     }
   }
   if (!isPlain(defaults)) problems.push({ path: 'defaults', message: 'defaults must be an object of values for open arguments' });
-  else problems.push(...defaultProblems(defaults, openNames));
+  else append(problems, defaultProblems(defaults, openNames));
   return problems;
 }
 

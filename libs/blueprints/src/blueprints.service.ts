@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AgentAccess, AgentsRepository, AgentsService, auditOf, readInput, type AgentOrigin, type AgentRecord } from '@app/agents';
 import { Authorizer } from '@app/auth';
-import { AppError, OperationContexts, type ErrorDetail } from '@app/common';
+import { AppError, append, OperationContexts, type ErrorDetail } from '@app/common';
 import { BLUEPRINT_NAME, bodyProblems, invalidBody, nameProblems, normalizeBody, upgradePatch, type BlueprintBody } from './blueprint.rules.js';
 import { BlueprintCatalog } from './blueprint-catalog.service.js';
 import type { BlueprintRecord } from './blueprints.records.js';
@@ -161,10 +161,10 @@ export class BlueprintsService {
     if (existing) {
       const reason = this.catalog.conflict(existing);
       if (reason) problems.push({ path: 'name', message: `blueprint ${name} is conflicted: only delete clears it` });
-      problems.push(...bodyProblems(bodyOf(value)));
+      append(problems, bodyProblems(bodyOf(value)));
       return { valid: problems.length === 0, checked: 'save', violations: problems };
     }
-    problems.push(...(await this.createProblems(name, bodyOf(value))));
+    append(problems, await this.createProblems(name, bodyOf(value)));
     return { valid: problems.length === 0, checked: 'create', violations: problems };
   }
 

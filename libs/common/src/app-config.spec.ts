@@ -102,6 +102,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ KUBE_IMPERSONATE: 'true' })).toThrow(/KUBE_IMPERSONATE="true": impersonation needs authenticated callers/);
   });
 
+  it('takes an AUTH_STDIO_SUBJECT of its own (local:, or a plain name) and says why token: is refused', () => {
+    expect(loadConfig({ AUTH_STDIO_SUBJECT: 'Local:alice' }).AUTH_STDIO_SUBJECT).toBe('Local:alice');
+    expect(loadConfig({ AUTH_STDIO_SUBJECT: 'alice' }).AUTH_STDIO_SUBJECT).toBe('alice');
+    expect(() => loadConfig({ AUTH_STDIO_SUBJECT: 'Token:admin' })).toThrow(/AUTH_STDIO_SUBJECT takes "token:", which names the service's other principals/);
+  });
+
   it('takes PUBLIC_URL without its trailing slash and CORS origins as a list', () => {
     const config = loadConfig({ PUBLIC_URL: 'https://am.example.com/', CORS_ORIGINS: 'https://a.example.com, http://localhost:3000' });
     expect(config.publicUrl).toBe('https://am.example.com');
@@ -115,6 +121,11 @@ describe('loadConfig', () => {
     ['OIDC_GROUPS_CLAIM', '.groups'],
     ['AUTH_DISABLED', 'yes'],
     ['AUTH_STDIO_SUBJECT', 'local: alice'],
+    ['AUTH_STDIO_SUBJECT', 'token:admin'],
+    ['AUTH_STDIO_SUBJECT', 'Token:admin'],
+    ['AUTH_STDIO_SUBJECT', 'ｔｏｋｅｎ:admin'],
+    ['AUTH_STDIO_SUBJECT', 'system:masters'],
+    ['AUTH_STDIO_SUBJECT', 'ANONYMOUS'],
     ['PUBLIC_URL', 'am.example.com'],
     ['KUBE_IMPERSONATE', '1'],
     ['CORS_ORIGINS', 'https://a.example.com/path'],

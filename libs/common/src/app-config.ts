@@ -16,10 +16,12 @@ import {
   Min,
   MinLength,
   NotContains,
+  ValidateBy,
   validateSync,
 } from 'class-validator';
 
 import { PROJECT_ROOT } from './project-root.js';
+import { reservedSubjectPart } from './reserved-subjects.js';
 
 export const LOG_LEVELS = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -227,6 +229,15 @@ export class AppConfig {
   @Transform(({ value }) => (value === undefined || value === '' ? `local:${osUser()}` : value))
   @IsString()
   @Matches(/^\S+$/, { message: 'AUTH_STDIO_SUBJECT must be one word without spaces, e.g. local:alice' })
+  @ValidateBy({
+    name: 'notReservedSubject',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || reservedSubjectPart(value, ['local:']) === undefined,
+      defaultMessage: (args) =>
+        `AUTH_STDIO_SUBJECT takes "${reservedSubjectPart(String(args?.value), ['local:'])}", which names the service's other principals (API tokens are token:<name>); ` +
+        `name the local user instead, e.g. local:alice, or leave it unset for local:<your user>`,
+    },
+  })
   AUTH_STDIO_SUBJECT: string;
 
   /** The URL clients reach this service at (the OAuth protected resource); default http://<HOST>:<PORT>. */

@@ -22,17 +22,43 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; details: ErrorDetail[]; errorId?: string };
 }
 
+/** At most this many problems are listed in one answer; a last entry says how many more there are. */
+export const MAX_LISTED_PROBLEMS = 50;
+
+/** `problems` as an answer lists them: the first MAX_LISTED_PROBLEMS, then one entry saying how many more. */
+export function listedProblems<T extends ErrorDetail>(problems: readonly T[]): (T | ErrorDetail)[] {
+  if (problems.length <= MAX_LISTED_PROBLEMS) return [...problems];
+  const more = problems.length - MAX_LISTED_PROBLEMS;
+  const listed: (T | ErrorDetail)[] = problems.slice(0, MAX_LISTED_PROBLEMS);
+  listed.push({ path: '', message: `${more} more problem${more === 1 ? ' is' : 's are'} not listed (at most ${MAX_LISTED_PROBLEMS} are): fix these and send again to see the rest` });
+  return listed;
+}
+
+/** Appends `items` one by one: `target.push(...items)` throws RangeError past ~120,000 items. */
+export function append<T>(target: T[], items: Iterable<T>): T[] {
+  for (const item of items) target.push(item);
+  return target;
+}
+
+/** Retry-After of a 503 whose cause names no better time (every 503 carries one). */
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
 /** A failure the caller can act on; anything else that escapes is `internal`. */
 export class AppError extends Error {
+  readonly details: ErrorDetail[];
+  /** For `unavailable`: when a retry may succeed; REST sends it as `Retry-After` (DEFAULT_RETRY_AFTER_SECONDS unless given). */
+  readonly retryAfterSeconds?: number;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details: ErrorDetail[] = [],
-    /** For `unavailable`: when a retry may succeed; REST sends it as `Retry-After`. */
-    readonly retryAfterSeconds?: number,
+    details: ErrorDetail[] = [],
+    retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AppError';
+    this.details = listedProblems(details);
+    this.retryAfterSeconds = retryAfterSeconds ?? (code === 'unavailable' ? DEFAULT_RETRY_AFTER_SECONDS : undefined);
   }
 
   /**
@@ -57,7 +83,9 @@ export class AppError extends Error {
   }
 
   static invalid(details: ErrorDetail[], summary?: string): AppError {
-    const message = summary ?? (details.length === 1 ? details[0].message : `${details.length} problems: ${details.map((d) => d.message).join('; ')}`);
+    const listed = details.slice(0, MAX_LISTED_PROBLEMS).map((d) => d.message);
+    const more = details.length > MAX_LISTED_PROBLEMS ? `; and ${details.length - MAX_LISTED_PROBLEMS} more` : '';
+    const message = summary ?? (details.length === 1 ? details[0].message : `${details.length} problems: ${listed.join('; ')}${more}`);
     return new AppError('invalid_request', message, details);
   }
 

@@ -48,6 +48,6 @@ export class HelmReleases {
   async lastDeployed(release: ReleaseRef): Promise<number | null> {
     const history = await this.helm.history(release);
     const done = history.filter((e) => e.status === 'deployed' || e.status === 'superseded').map((e) => e.revision);
-    return done.length > 0 ? Math.max(...done) : null;
+    return done.length > 0 ? done.reduce((a, b) => Math.max(a, b)) : null;
   }
 }

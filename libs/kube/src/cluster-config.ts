@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parse } from 'yaml';
+import { append } from '@app/common';
 
 /** Where helm (and the status reads) will find the cluster, or why there is none. */
 export type ClusterConfig =
@@ -78,8 +79,8 @@ function fromFiles(files: string[], source: string, ownPort: number | undefined)
     }
     if (!config || typeof config !== 'object') continue;
     merged['current-context'] ||= config['current-context'] ?? '';
-    merged.clusters.push(...(Array.isArray(config.clusters) ? config.clusters : []));
-    merged.contexts.push(...(Array.isArray(config.contexts) ? config.contexts : []));
+    append(merged.clusters, Array.isArray(config.clusters) ? config.clusters : []);
+    append(merged.contexts, Array.isArray(config.contexts) ? config.contexts : []);
   }
   const named = files.join(', ');
   const current = merged['current-context'];

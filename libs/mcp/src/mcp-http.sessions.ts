@@ -6,7 +6,7 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
-import { AppConfig, OperationContexts } from '@app/common';
+import { AppConfig, DEFAULT_RETRY_AFTER_SECONDS, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { JsonResponseTransport, readJsonExchange } from './json-response.transport.js';
@@ -89,8 +89,11 @@ export class McpHttpSessions implements OnModuleDestroy {
 
   /** initialize: checks the principal's cap, then answers with a new session id stored for every replica. */
   private async open(req: McpRequest, res: ServerResponse, query: string, principal: Principal): Promise<void> {
-    const open = await this.sessions.countOpen(principal);
-    if (open >= this.config.MCP_SESSIONS_PER_PRINCIPAL) {
+    const id = randomUUID();
+    // Stored before the answer names it, so the client's next request finds it on any replica;
+    // counted and stored in one step, so the cap holds however many replicas open at once.
+    const open = await this.sessions.createWithin({ id, principal, query, ...clientInfoOf(req.body), replica: this.config.REPLICA_ID }, this.config.MCP_SESSIONS_PER_PRINCIPAL);
+    if (open !== null) {
       return refuse(
         res,
         429,
@@ -98,9 +101,6 @@ export class McpHttpSessions implements OnModuleDestroy {
       );
     }
     const toolsets = this.registry.select(query);
-    const id = randomUUID();
-    // Stored before the answer names it, so the client's next request finds it on any replica.
-    await this.sessions.create({ id, principal, query, ...clientInfoOf(req.body), replica: this.config.REPLICA_ID });
     this.touched.set(id, Date.now());
     whenClosed(res, () => {
       if (res.statusCode === 200 && res.writableFinished) return;
@@ -273,5 +273,7 @@ function refuseForbiddenArguments(body: unknown, res: ServerResponse): boolean {
 
 /** A refusal in JSON-RPC's error shape, as the SDK's transport answers its own. */
 export function refuse(res: ServerResponse, status: number, message: string, code = -32000): void {
+  // Every 503 says when to come back.
+  if (status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', String(DEFAULT_RETRY_AFTER_SECONDS));
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }

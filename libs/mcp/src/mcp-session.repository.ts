@@ -37,12 +37,26 @@ export class McpSessionRepository {
     return this.store.client;
   }
 
-  async create(session: NewMcpSession): Promise<void> {
+  /**
+   * Stores a new session unless its principal holds `cap` already, on every replica: the count
+   * and the insert are one step. On SQLite one INSERT … SELECT (a write statement takes the
+   * database's write lock before it reads, so two replicas' opens run one after the other); on
+   * PostgreSQL a transaction that first takes an advisory lock of the principal, then inserts. Answers how many
+   * sessions the principal held when refused, or null when stored.
+   */
+  async createWithin(session: NewMcpSession, cap: number): Promise<number | null> {
     const { id, principal, query, clientName, clientVersion, replica } = session;
+    const { subject, method } = principal;
     const now = await this.store.now();
-    await this.db.mcpSession.create({
-      data: { id, subject: principal.subject, authMethod: principal.method, query, clientName, clientVersion, replica, createdAt: now, lastSeenAt: now },
-    });
+    const insert = this.db.$executeRaw`
+      INSERT INTO "McpSession" ("id", "subject", "authMethod", "query", "clientName", "clientVersion", "replica", "createdAt", "lastSeenAt")
+      SELECT ${id}, ${subject}, ${method}, ${query}, ${clientName ?? null}, ${clientVersion ?? null}, ${replica}, ${now}, ${now}
+      WHERE (SELECT COUNT(*) FROM "McpSession" WHERE "subject" = ${subject} AND "authMethod" = ${method}) < ${cap}`;
+    // PostgreSQL: one transaction of two statements (no interactive one, which would hold a pooled
+    // connection per waiting open); READ COMMITTED gives the insert a snapshot taken after the lock.
+    const lock = this.db.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`mcp-session:${method}:${subject}`}))::text AS locked`;
+    const inserted = this.store.provider === 'sqlite' ? await insert : (await this.db.$transaction([lock, insert]))[1];
+    return inserted === 1 ? null : this.countOpen(principal);
   }
 
   /** Read on every request of a session: one statement by primary key, in SQL (a fourth of the typed query's CPU). */

@@ -35,9 +35,12 @@ function describeNonString(value: unknown): string {
   }
 }
 
-// JSON.stringify escapes control characters but leaves other whitespace (U+00A0, U+3000, …) invisible.
+// JSON.stringify escapes C0 controls but leaves other whitespace (U+00A0, U+3000, …) and the other
+// invisible characters (C1 controls, zero-width and bidirectional marks) as they are: unseen.
 const escapeWhitespace = (quoted: string): string =>
-  quoted.replace(/[^\S ]/gu, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  quoted.replace(/[^\S ]|[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (character) =>
+    [...Array(character.length).keys()].map((unit) => `\\u${character.charCodeAt(unit).toString(16).padStart(4, '0')}`).join(''),
+  );
 
 /** One value as a message shows it: strings double-quoted and JSON-escaped, so stray whitespace shows. */
 export function describeValue(value: unknown, max = OFFENDER_CHARS): string {

@@ -2,6 +2,19 @@
 
 export const MAX_INLINE_SELECTORS = 32;
 
+/** At most this many characters (Unicode code points) in one selector. */
+export const MAX_SELECTOR_LENGTH = 256;
+
+/** At most this many bytes (UTF-8) in the X-Muster-Toolset header: the selectors joined by commas. */
+export const MAX_TOOLSET_HEADER_BYTES = 4096;
+
+/**
+ * Characters that change how a selector looks without being seen: controls (Cc), format
+ * characters such as zero-width and bidirectional marks (Cf), and line and paragraph separators
+ * (Zl, Zp). `preset:read\u200b-only` looks like `preset:read-only` and is another name.
+ */
+export const INVISIBLE_CHARACTER = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
 export const SELECTOR_KINDS = ['preset', 'server', 'workflow', 'tool'] as const;
 export type SelectorKind = (typeof SELECTOR_KINDS)[number];
 

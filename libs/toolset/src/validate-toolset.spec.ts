@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MAX_INLINE_SELECTORS, SHIPPED_PRESETS } from './toolset.rules.js';
+import { MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, SHIPPED_PRESETS } from './toolset.rules.js';
 import { validateToolset } from './validate-toolset.js';
 
 const tools = (count: number): string[] => Array.from({ length: count }, (_, i) => `tool:t${i}`);
@@ -61,22 +61,71 @@ describe(validateToolset.name, () => {
     ]);
   });
 
-  it(`refuses ${MAX_INLINE_SELECTORS + 1} selectors, names the count and the cap, and still checks every selector`, () => {
-    const toolset = [...tools(MAX_INLINE_SELECTORS), 'tools:late'];
+  it(`refuses ${MAX_INLINE_SELECTORS + 1} selectors at the ${MAX_INLINE_SELECTORS + 1}st, names the count and the cap, and reads no further`, () => {
+    const toolset = [...tools(MAX_INLINE_SELECTORS - 1), 'tools:late', 'tools:later'];
     const violations = validateToolset(toolset);
     const listed = 'toolset ["tool:t0","tool:t1","tool:t2","tool:t3","tool:t4",…] (33 selectors): ';
     expect(violations).toEqual([
       {
-        path: 'toolset',
-        message: `${listed}33 selectors exceed the cap of 32 inline selectors; define a preset in Muster's toolsetPresets for a larger selection and select it with "preset:<name>"`,
-      },
-      {
         path: 'toolset[32]',
         index: 32,
+        message:
+          `${listed}33 selectors exceed the cap of 32 inline selectors (the selector at index 32 is one too many; those after it were not checked); ` +
+          `define a preset in Muster's toolsetPresets for a larger selection and select it with "preset:<name>"`,
+      },
+      {
+        path: 'toolset[31]',
+        index: 31,
         selector: 'tools:late',
-        message: `${listed}selector "tools:late" at index 32 has the plural prefix "tools:"; did you mean "tool:late"? Prefixes are singular`,
+        message: `${listed}selector "tools:late" at index 31 has the plural prefix "tools:"; did you mean "tool:late"? Prefixes are singular`,
       },
     ]);
+  });
+
+  it('answers a list of 100,000 invalid items with the cap and the first 32 items only', () => {
+    const toolset = Array.from({ length: 100_000 }, (_, i) => `bad ${i}`);
+    const violations = validateToolset(toolset);
+    expect(violations).toHaveLength(MAX_INLINE_SELECTORS + 1);
+    expect(violations[0]?.message).toContain('100000 selectors exceed the cap of 32 inline selectors');
+    expect(violations.every((v) => v.message.length < 1000)).toBe(true);
+  });
+
+  it(`refuses a selector longer than ${MAX_SELECTOR_LENGTH} characters, naming the cap`, () => {
+    const selector = `tool:${'x'.repeat(MAX_SELECTOR_LENGTH - 4)}`;
+    expect(validateToolset([`tool:${'x'.repeat(MAX_SELECTOR_LENGTH - 5)}`])).toEqual([]);
+    const [violation] = validateToolset(['preset:read-only', selector]);
+    expect(violation).toMatchObject({ path: 'toolset[1]', index: 1, selector });
+    expect(violation?.message).toContain(`at index 1 has 257 characters, more than the ${MAX_SELECTOR_LENGTH} a selector may have;`);
+  });
+
+  it('counts characters, not UTF-16 units, against the selector cap', () => {
+    expect(validateToolset([`tool:${'🚀'.repeat(MAX_SELECTOR_LENGTH - 5)}`])).toEqual([]);
+    expect(validateToolset([`tool:${'🚀'.repeat(MAX_SELECTOR_LENGTH - 4)}`])[0]?.message).toContain('has 257 characters');
+  });
+
+  it(`refuses selectors whose joined header exceeds ${MAX_TOOLSET_HEADER_BYTES} bytes, naming the cap`, () => {
+    const long = (i: number) => `tool:${String(i).padStart(3, '0')}${'x'.repeat(MAX_SELECTOR_LENGTH - 8)}`;
+    const toolset = Array.from({ length: 16 }, (_, i) => long(i));
+    expect(validateToolset(toolset.slice(0, 15))).toEqual([]);
+    const violations = validateToolset(toolset);
+    expect(violations).toHaveLength(1);
+    expect(violations[0]?.path).toBe('toolset');
+    expect(violations[0]?.message).toContain(`the selectors joined take 4111 bytes (UTF-8), more than the ${MAX_TOOLSET_HEADER_BYTES} bytes (4 KiB) of the X-Muster-Toolset header;`);
+  });
+
+  it.each<[string, string, string]>([
+    ['a zero-width space', 'preset:read\u200b-only', 'contains the invisible character U+200B (control, zero-width or bidirectional), which makes it look like a name it is not; did you mean "preset:read-only"? Remove it and type the exact name'],
+    ['a right-to-left override', 'tool:\u202egnp.exe', 'contains the invisible character U+202E (control, zero-width or bidirectional), which makes it look like a name it is not; did you mean "tool:gnp.exe"? Remove it and type the exact name'],
+    ['a C1 control', 'tool:a\u0085b', 'contains the invisible character U+0085 (control, zero-width or bidirectional), which makes it look like a name it is not; did you mean "tool:ab"? Remove it and type the exact name'],
+    ['a NUL', 'tool:a\u0000', 'contains the invisible character U+0000 (control, zero-width or bidirectional), which makes it look like a name it is not; did you mean "tool:a"? Remove it and type the exact name'],
+    ['a word joiner and a bidi isolate', 'server:\u2060git\u2066hub', 'contains the invisible characters U+2060, U+2066 (control, zero-width or bidirectional), which make it look like a name it is not; did you mean "server:github"? Remove them and type the exact name'],
+    ['a tag character (astral, Cf)', 'tool:a\u{E0041}', 'contains the invisible character U+E0041 (control, zero-width or bidirectional), which makes it look like a name it is not; did you mean "tool:a"? Remove it and type the exact name'],
+  ])('refuses %s, naming the index, and shows it escaped', (_, selector, problem) => {
+    const [violation, ...rest] = validateToolset(['preset:read-only', selector]);
+    expect(rest).toEqual([]);
+    expect(violation).toMatchObject({ path: 'toolset[1]', index: 1, selector });
+    expect(violation?.message).toContain(`at index 1 ${problem}`);
+    expect(violation?.message).not.toMatch(/[\u200b\u202e\u0085\u2060\u2066]/u);
   });
 
   it.each<[string, string]>([

@@ -1,8 +1,11 @@
 import { describeToolset, describeValue, quoteAll } from './toolset.format.js';
 import {
   isSelectorKind,
+  INVISIBLE_CHARACTER,
   isShippedPreset,
   MAX_INLINE_SELECTORS,
+  MAX_SELECTOR_LENGTH,
+  MAX_TOOLSET_HEADER_BYTES,
   PRESET_ONLY_PREFIX,
   RESERVED_PREFIX,
   SELECTOR_PATTERN,
@@ -53,39 +56,63 @@ export function validateToolset(value: unknown, options: ValidateToolsetOptions 
   if (value.length === 0) {
     violations.push({ path: field, message: heading + EMPTY_LIST_MESSAGE });
   }
+  // Past the cap nothing more is read: a list of 100,000 items costs what a list of 33 does.
+  const checked = Math.min(value.length, MAX_INLINE_SELECTORS);
   if (value.length > MAX_INLINE_SELECTORS) {
     violations.push({
-      path: field,
+      path: `${field}[${MAX_INLINE_SELECTORS}]`,
+      index: MAX_INLINE_SELECTORS,
       message:
-        `${heading}${value.length} selectors exceed the cap of ${MAX_INLINE_SELECTORS} inline selectors; ` +
+        `${heading}${value.length} selectors exceed the cap of ${MAX_INLINE_SELECTORS} inline selectors ` +
+        `(the selector at index ${MAX_INLINE_SELECTORS} is one too many; those after it were not checked); ` +
         `define a preset in Muster's toolsetPresets for a larger selection and select it with "preset:<name>"`,
     });
   }
   // An index loop rather than forEach, so that holes in a sparse array are reported too.
-  for (let index = 0; index < value.length; index += 1) {
-    const item: unknown = value[index];
-    const path = `${field}[${index}]`;
-    if (typeof item !== 'string') {
-      violations.push({
-        path,
-        index,
-        message:
-          `${heading}item ${describeValue(item)} at index ${index} is ${kindOf(item)}, not a selector string; ` +
-          `write each selector as a string, e.g. "preset:read-only"`,
-      });
-      continue;
-    }
-    const problem = selectorProblem(item);
-    if (problem !== undefined) {
-      violations.push({
-        path,
-        index,
-        selector: item,
-        message: `${heading}selector ${describeValue(item)} at index ${index} ${problem}`,
-      });
+  for (let index = 0; index < checked; index += 1) {
+    const violation = itemViolation(value[index], index, field, heading);
+    if (violation !== undefined) {
+      violations.push(violation);
     }
   }
+  const header = headerProblem(value, checked);
+  if (header !== undefined) {
+    violations.push({ path: field, message: heading + header });
+  }
   return violations;
+}
+
+function itemViolation(item: unknown, index: number, field: string, heading: string): ToolsetViolation | undefined {
+  const path = `${field}[${index}]`;
+  if (typeof item !== 'string') {
+    return {
+      path,
+      index,
+      message:
+        `${heading}item ${describeValue(item)} at index ${index} is ${kindOf(item)}, not a selector string; ` +
+        `write each selector as a string, e.g. "preset:read-only"`,
+    };
+  }
+  const problem = selectorProblem(item);
+  return problem === undefined
+    ? undefined
+    : { path, index, selector: item, message: `${heading}selector ${describeValue(item)} at index ${index} ${problem}` };
+}
+
+/** The X-Muster-Toolset header the chart renders (the selectors joined by commas) past its cap, or undefined. */
+function headerProblem(list: readonly unknown[], checked: number): string | undefined {
+  let bytes = Math.max(checked - 1, 0);
+  for (let index = 0; index < checked; index += 1) {
+    const item = list[index];
+    bytes += typeof item === 'string' ? utf8Length(item) : 0;
+  }
+  if (bytes <= MAX_TOOLSET_HEADER_BYTES) {
+    return undefined;
+  }
+  return (
+    `the selectors joined take ${bytes} bytes (UTF-8), more than the ${MAX_TOOLSET_HEADER_BYTES} bytes (4 KiB) of the X-Muster-Toolset header; ` +
+    `define a preset in Muster's toolsetPresets for a larger selection and select it with "preset:<name>"`
+  );
 }
 
 function kindOf(value: unknown): string {
@@ -139,6 +166,17 @@ function splitSelectors(text: string): string[] {
 
 /** What is wrong with one selector string, phrased to follow `selector "x" at index 3 `. */
 function selectorProblem(selector: string): string | undefined {
+  const length = codePointCount(selector);
+  if (length > MAX_SELECTOR_LENGTH) {
+    return (
+      `has ${length} characters, more than the ${MAX_SELECTOR_LENGTH} a selector may have; ` +
+      `write the exact Muster name, or define a preset in Muster's toolsetPresets and select it with "preset:<name>"`
+    );
+  }
+  const invisible = invisibleProblem(selector);
+  if (invisible !== undefined) {
+    return invisible;
+  }
   if (SELECTOR_PATTERN.test(selector)) {
     return undefined;
   }
@@ -159,6 +197,47 @@ function selectorProblem(selector: string): string | undefined {
   const [first = '', ...rest] = advice;
   const sentence = [first.charAt(0).toUpperCase() + first.slice(1), ...rest].join('; ');
   return `${what}; did you mean ${describeValue(suggestion)}? ${sentence}`;
+}
+
+/**
+ * A control, format (zero-width, bidirectional) or separator character that is not whitespace
+ * (whitespace has its own diagnosis): the selector would look like a name it is not.
+ */
+function invisibleProblem(selector: string): string | undefined {
+  const found = [...selector].filter((character) => INVISIBLE_CHARACTER.test(character) && !/\s/u.test(character));
+  if (found.length === 0) {
+    return undefined;
+  }
+  const which = [...new Set(found.map(codePoint))].join(', ');
+  const visible = [...selector].filter((character) => !found.includes(character)).join('');
+  const them = found.length > 1 ? 'them' : 'it';
+  const what =
+    `contains the invisible character${found.length > 1 ? 's' : ''} ${which} (control, zero-width or bidirectional), ` +
+    `which make${found.length > 1 ? '' : 's'} it look like a name it is not`;
+  return SELECTOR_PATTERN.test(visible)
+    ? `${what}; did you mean ${describeValue(visible)}? Remove ${them} and type the exact name`
+    : `${what}: remove ${them} and type the exact name`;
+}
+
+function codePointCount(text: string): number {
+  if (text.length <= MAX_SELECTOR_LENGTH) {
+    return text.length; // UTF-16 units: never fewer than the code points
+  }
+  let count = 0;
+  for (const _ of text) {
+    count += 1;
+  }
+  return count;
+}
+
+/** Bytes of `text` in UTF-8 (an unpaired surrogate as the 3 bytes of U+FFFD). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (const character of text) {
+    const code = character.codePointAt(0) ?? 0;
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+  }
+  return bytes;
 }
 
 interface Diagnosis {

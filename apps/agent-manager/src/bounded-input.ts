@@ -1,0 +1,108 @@
+import { isUtf8 } from 'node:buffer';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
+import { AgentAccess, AgentsRepository } from '@app/agents';
+import { Authenticator, Authorizer, principalOf } from '@app/auth';
+import { AppError, OperationContexts } from '@app/common';
+import { refuse } from '@app/mcp';
+
+/**
+ * The REST routes that take a body, by the operation the policy names them: a caller granted
+ * that operation in no namespace is refused before the body is read (SPEC: bounded work before
+ * authorization). The controllers decide again with the namespace once the body is read.
+ */
+const BODY_ROUTES: readonly { method: string; path: RegExp; operation: string }[] = [
+  { method: 'POST', path: /^\/api\/v1\/agents\/?$/, operation: 'create_agent' },
+  { method: 'POST', path: /^\/api\/v1\/agents\/validate\/?$/, operation: 'validate_agent' },
+  { method: 'PATCH', path: /^\/api\/v1\/agents\/[^/]+\/[^/]+\/?$/, operation: 'update_agent' },
+  { method: 'POST', path: /^\/api\/v1\/agents\/[^/]+\/[^/]+\/rollback\/?$/, operation: 'rollback_agent' },
+  { method: 'POST', path: /^\/api\/v1\/blueprints\/?$/, operation: 'create_blueprint' },
+  { method: 'POST', path: /^\/api\/v1\/blueprints\/validate\/?$/, operation: 'validate_blueprint' },
+  { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/versions\/?$/, operation: 'save_blueprint_version' },
+  { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/rollback\/?$/, operation: 'rollback_blueprint' },
+  { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/rename\/?$/, operation: 'rename_blueprint' },
+  { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/upgrade\/?$/, operation: 'upgrade_blueprint_agents' },
+];
+
+/** The operation of a REST route that takes a body, or undefined. */
+export function bodyOperationOf(method: string, path: string): string | undefined {
+  return BODY_ROUTES.find((route) => route.method === method && route.path.test(path))?.operation;
+}
+
+/**
+ * Before any body is read (register before the body parser): on REST, a caller who cannot be
+ * authenticated, or who is granted the route's operation in no namespace, is answered 401 or
+ * 403 (journaled as every refusal is) without the body being parsed or validated; on /mcp
+ * (after its bearer check), a principal granted nothing at all is answered 403. Nothing with
+ * authentication off.
+ */
+export function refuseBeforeBody(app: NestExpressApplication): void {
+  const authenticator = app.get(Authenticator);
+  if (!authenticator.enabled) return;
+  const authorizer = app.get(Authorizer);
+  const access = new AgentAccess(authorizer, app.get(AgentsRepository));
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.method === 'POST' && /^\/mcp\/?$/.test(req.path)) {
+      const principal = principalOf((req as Request & { auth?: Parameters<typeof principalOf>[0] }).auth);
+      if (principal === undefined || authorizer.grantsAnything(principal)) return next();
+      return refuse(res, 403, `Forbidden: ${authorizer.nothingGranted(principal).message}`);
+    }
+    const operation = bodyOperationOf(req.method, req.path);
+    if (operation === undefined || !authorizer.knows(operation)) return next();
+    authenticator.forRequest(req).then(
+      async ({ principal }) => {
+        if (authorizer.isAllowed(principal, operation)) return next();
+        // Journaled and worded as the controllers' own refusals (namespace "*": the body naming it was not read).
+        const context = { door: 'rest' as const, actor: principal.subject, principal };
+        await OperationContexts.run(context, () => access.authorize(operation)).then(next, next);
+      },
+      (error: unknown) => next(error),
+    );
+  });
+}
+
+/** Marks a body that is not UTF-8, for rejectInvalidUtf8 (JSON.parse would read it with U+FFFD in place of the bad bytes). */
+export function verifyUtf8(req: Request, _res: Response, body: Buffer): void {
+  if (!isUtf8(body)) invalidUtf8.add(req);
+}
+
+const invalidUtf8 = new WeakSet<Request>();
+
+/**
+ * A JSON body with bytes that are not UTF-8 is refused naming the first field holding one (the
+ * parser replaced them with U+FFFD), or the body, instead of storing the replacement character.
+ */
+export function rejectInvalidUtf8(app: NestExpressApplication): void {
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (!invalidUtf8.has(req)) return next();
+    const path = replacedAt(req.body, '', 0);
+    const where = path ? path : 'the request body';
+    const message = `${where} is not valid UTF-8 (bytes that are no character were sent): send the text encoded as UTF-8`;
+    if (/^\/mcp\/?$/.test(req.path)) return refuse(res, 400, `Parse error: ${message}`, -32700);
+    next(AppError.invalid([{ path: path || 'body', message }]));
+  });
+}
+
+/** Deeper than any field of the API: the search names the field it is inside. */
+const MAX_SEARCH_DEPTH = 16;
+
+/** The path of the first key or string holding U+FFFD, or undefined. */
+function replacedAt(value: unknown, path: string, depth: number): string | undefined {
+  if (typeof value === 'string') return value.includes('\uFFFD') ? path : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth > MAX_SEARCH_DEPTH) return path;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) {
+      const found = replacedAt(value[index], `${path}[${index}]`, depth + 1);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (key.includes('\uFFFD')) return at;
+    const found = replacedAt(item, at, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
