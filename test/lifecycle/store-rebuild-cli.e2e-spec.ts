@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../support/cli-process.js';
-import { ensureBuilt, freePort } from '../support/service-process.js';
+import { ensureBuilt } from '../support/service-process.js';
+import { unreachableKubeconfig } from '../support/test-app.js';
 
 jest.setTimeout(120_000);
 
@@ -23,21 +24,9 @@ describe('agent-manager store rebuild without a reachable cluster', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('says nothing was adopted because the cluster is unreachable, and exits 1', async () => {
-    const port = await freePort();
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters: [{name: gone, cluster: {server: "https://127.0.0.1:' + port + '", insecure-skip-tls-verify: true}}]',
-        'users: [{name: u, user: {token: t}}]',
-        'contexts: [{name: gone, context: {cluster: gone, user: u}}]',
-        'current-context: gone',
-      ].join('\n'),
-    );
+    const kubeconfig = unreachableKubeconfig(dir);
     const run = await runCli(['store', 'rebuild'], { KUBECONFIG: kubeconfig, DATABASE_URL: `file:${join(dir, 'store.db')}` });
-    expect(run.stderr).toMatch(/^agent-manager store rebuild: nothing adopted: the cluster is unreachable: KUBECONFIG=.* points at https:\/\/127\.0\.0\.1:\d+/m);
+    expect(run.stderr).toMatch(/^agent-manager store rebuild: nothing adopted: the cluster is unreachable: KUBECONFIG=.* points at https:\/\/127\.0\.0\.1:1\b/m);
     expect(run.stdout).toBe('');
     expect(run.code).toBe(1);
   });
