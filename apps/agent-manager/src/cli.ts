@@ -3,7 +3,7 @@ import { AgentWrites, Reconciler } from '@app/agents';
 import { serveMcpStdio } from '@app/mcp';
 import { Tracing } from '@app/telemetry';
 import { createApp } from './app.factory.js';
-import { startStep } from './startup.js';
+import { exitOnFatal, oneLine, startStep } from './startup.js';
 
 const USAGE = `usage: agent-manager <command>
 
@@ -98,6 +98,7 @@ async function storeRebuild(args: string[]): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
+  exitOnFatal();
   const [command, ...args] = argv;
   if (command === 'store') return storeRebuild(args);
   if (command === 'mcp') return mcp(args);
@@ -110,6 +111,6 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  console.error('agent-manager failed:', error);
+  console.error(`agent-manager: failed: ${oneLine(error)}`);
   process.exit(1);
 });
