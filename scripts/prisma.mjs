@@ -10,6 +10,7 @@
 //   migrations --check       fail when prisma/schema.prisma changed without a new migration
 /* global WebAssembly */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -38,12 +39,33 @@ function toPostgres(schemaText) {
     .replace('"../libs/', '"../../libs/');
 }
 
+/**
+ * What the generated clients are made from: the model, this script (it edits them) and Prisma's
+ * version. Kept next to the clients, so generating again (each `npm install`, and `npx
+ * agent-manager`, which installs the checkout into npx's cache and so runs postinstall) leaves
+ * them untouched when nothing changed, and `npm start` does not rebuild for nothing.
+ */
+function generatedFrom() {
+  const version = (pkg) => JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+  const hash = createHash('sha256');
+  for (const part of [readFileSync(schemaPath, 'utf8'), readFileSync(fileURLToPath(import.meta.url), 'utf8'), version('prisma'), version('@prisma/client')]) hash.update(part).update('\0');
+  return hash.digest('hex');
+}
+
 function generate() {
+  const stamp = join(root, 'libs', 'store', 'src', 'generated', '.generated-from');
+  const inputs = generatedFrom();
+  const clients = ['sqlite', 'postgresql'].map((provider) => join(root, 'libs', 'store', 'src', 'generated', provider, 'client.ts'));
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === inputs && clients.every((file) => existsSync(file))) {
+    console.log('prisma: the clients are up to date (libs/store/src/generated)');
+    return;
+  }
   prisma(['generate', '--schema', schemaPath], { stdio: 'inherit' });
   mkdirSync(pgDir, { recursive: true });
   writeFileSync(join(pgDir, 'schema.prisma'), toPostgres(readFileSync(schemaPath, 'utf8')));
   prisma(['generate', '--schema', join(pgDir, 'schema.prisma')], { stdio: 'inherit' });
   for (const provider of ['sqlite', 'postgresql']) readCompilerAsText(provider);
+  writeFileSync(stamp, inputs + '\n');
 }
 
 /** The schema engine's WebAssembly build, instantiated once: its glue module keeps views of one instance's memory. */

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Reconciler } from '@app/agents';
 import { TestCluster } from '../support/cluster.js';
-import { call, startTestApp, type TestApp } from '../support/test-app.js';
+import { runCli } from '../support/cli-process.js';
+import { ensureBuilt } from '../support/service-process.js';
+import { call, startTestApp, unreachableKubeconfig, type TestApp } from '../support/test-app.js';
 
 jest.setTimeout(240_000);
 
@@ -76,5 +78,65 @@ describe('store lost while running, rebuilt from the cluster', () => {
     const update = await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${name}`, { toolset: ['preset:read-only'] });
     expect(update.status).toBe(200);
     expect(update.body.agent).toMatchObject({ revision: 3, helmRevision: 3 });
+  });
+});
+
+/**
+ * The documented recovery after losing the store, as an operator runs it: `agent-manager store
+ * rebuild` on the default store (SQLite). It used to adopt nothing, print nothing and exit 0.
+ */
+describe('agent-manager store rebuild (the command) on SQLite', () => {
+  let cluster: TestCluster;
+  let dir: string;
+  let ns: string;
+  let t: TestApp | undefined;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    cluster = TestCluster.fromEnv();
+    dir = mkdtempSync(join(tmpdir(), 'store-rebuild-cli-'));
+    ns = await cluster.freshNamespace('rebuild-cli');
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('adopts every agent with its history after the store file was deleted, and says what it did', async () => {
+    const file = join(dir, 'store.db');
+    const env = { KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', DATABASE_URL: `file:${file}` };
+    t = await startTestApp(env);
+    for (const name of ['first', 'second']) {
+      const created = await call(t.url, 'POST', '/api/v1/agents', { name, namespace: ns, modelConfig: 'default-model-config', toolset: ['preset:read-only'] });
+      expect(created.status).toBe(201);
+    }
+    expect((await call(t.url, 'PATCH', `/api/v1/agents/${ns}/second`, { toolset: ['preset:none'] })).status).toBe(200);
+    await t.close();
+    t = undefined;
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+
+    const run = await runCli(['store', 'rebuild'], env);
+    expect(run.stdout).toContain(`adopted ${ns}/first\n`);
+    expect(run.stdout).toContain(`adopted ${ns}/second\n`);
+    expect(run.stdout).toMatch(/^store rebuild: \d+ adopted, \d+ skipped$/m);
+    // The control plane is shared by the cluster suites: what rebuild skips of other suites' releases is theirs.
+    expect(run.stderr).not.toContain(`skipped ${ns}/`);
+    expect(run.code).toBe(/^skipped /m.test(run.stderr) ? 1 : 0);
+
+    t = await startTestApp(env);
+    expect((await call(t.url, 'GET', `/api/v1/agents/${ns}/first`)).body).toMatchObject({ revision: 1, toolset: ['preset:read-only'] });
+    const revisions = await call(t.url, 'GET', `/api/v1/agents/${ns}/second/revisions`);
+    expect(revisions.body.items.map((r: { revision: number; spec: { toolset: string[] } }) => [r.revision, r.spec.toolset])).toEqual([
+      [1, ['preset:read-only']],
+      [2, ['preset:none']],
+    ]);
+  });
+
+  it('exits non-zero, having adopted nothing, when the cluster cannot be reached', async () => {
+    const run = await runCli(['store', 'rebuild'], { KUBECONFIG: unreachableKubeconfig(dir), DATABASE_URL: `file:${join(dir, 'other.db')}` });
+    expect(run.stderr).toMatch(/^agent-manager store rebuild: nothing adopted: the cluster is unreachable/m);
+    expect(run.stdout).not.toContain('adopted ');
+    expect(run.code).toBe(1);
   });
 });

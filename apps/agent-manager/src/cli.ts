@@ -3,7 +3,7 @@ import { AgentWrites, Reconciler } from '@app/agents';
 import { serveMcpStdio } from '@app/mcp';
 import { Tracing } from '@app/telemetry';
 import { createApp } from './app.factory.js';
-import { startStep } from './startup.js';
+import { exitOnFatal, oneLine, startStep } from './startup.js';
 
 const USAGE = `usage: agent-manager <command>
 
@@ -18,9 +18,14 @@ const USAGE = `usage: agent-manager <command>
 
 Settings come from the environment as for the service (DATABASE_URL, KUBECONFIG, AGENT_CHART, ...).`;
 
+/**
+ * The settings of a command: as the service's, except that a command never runs the reconciler's
+ * automatic pass (RECONCILE_AUTOMATIC): that is the serving replicas' job, and it would hold a
+ * stdio session or a store rebuild open while it reconciles the whole cluster.
+ */
 function config(): AppConfig {
   try {
-    return loadConfig();
+    return Object.assign(loadConfig(), { RECONCILE_AUTOMATIC: false });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`agent-manager: ${error.message}`);
@@ -83,12 +88,17 @@ async function storeRebuild(args: string[]): Promise<void> {
     for (const skip of skipped) console.error(`skipped ${skip.release}: ${skip.why}`);
     console.log(`store rebuild: ${adopted.length} adopted, ${skipped.length} skipped`);
     process.exitCode = skipped.length > 0 ? 1 : 0;
+  } catch (error) {
+    // The releases could not be listed (the cluster unreachable, helm refused): nothing was adopted.
+    console.error(`agent-manager store rebuild: nothing adopted: ${(error as Error).message}`);
+    process.exitCode = 1;
   } finally {
     await app.close();
   }
 }
 
 async function main(argv: string[]): Promise<void> {
+  exitOnFatal();
   const [command, ...args] = argv;
   if (command === 'store') return storeRebuild(args);
   if (command === 'mcp') return mcp(args);
@@ -101,6 +111,6 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  console.error('agent-manager failed:', error);
+  console.error(`agent-manager: failed: ${oneLine(error)}`);
   process.exit(1);
 });

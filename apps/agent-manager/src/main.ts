@@ -3,9 +3,10 @@ import { loadConfig } from '@app/common';
 import { Metrics, Tracing } from '@app/telemetry';
 import { createApp, drainOnShutdown } from './app.factory.js';
 import { listenForMetrics } from './http-telemetry.js';
-import { startStep } from './startup.js';
+import { exitOnFatal, failedToStart, startStep } from './startup.js';
 
 async function main(): Promise<void> {
+  exitOnFatal();
   const config = await startStep(async () => loadConfig());
   // Only with OTEL_EXPORTER_OTLP_ENDPOINT set: otherwise nothing of OpenTelemetry is loaded.
   await Tracing.start();
@@ -25,7 +26,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((error: unknown) => {
-  console.error('agent-manager failed to start:', error);
-  process.exit(1);
-});
+main().catch((error: unknown) => failedToStart(error));

@@ -97,6 +97,7 @@ export class HelmSpawner {
       const id = this.nextId++;
       this.pending.set(id, { resolve });
       const helper = this.start();
+      this.holdWhileBusy(helper);
       if (helper.connected) helper.send({ id, bin, args, env, timeoutMs });
       else this.settle({ id, error: 'the helm spawner is not running' });
     });
@@ -112,8 +113,12 @@ export class HelmSpawner {
     this.failAll('the helm spawner was closed');
     if (!helper?.connected) return;
     const exited = new Promise((resolve) => helper.once('exit', resolve));
+    // Waiting for the helper keeps this process running: an idle helper was unreferenced, and a
+    // command with no socket open would otherwise exit in the middle of its close.
+    helper.ref();
     helper.disconnect();
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS + 2000).unref())]);
+    helper.unref();
   }
 
   private start(): ChildProcess {
@@ -126,17 +131,33 @@ export class HelmSpawner {
       this.helper = undefined;
       this.failAll(`the helm spawner stopped (${signal ?? `exit code ${code}`})`);
     });
-    // Neither the helper nor its channel keeps the service (or a test) running.
-    helper.unref();
-    (helper.channel as { unref?: () => void } | undefined)?.unref?.();
     this.helper = helper;
+    this.holdWhileBusy(helper);
     return helper;
+  }
+
+  /**
+   * While a run is pending, the helper and its channel keep this process running: a command with
+   * no socket open (store rebuild on SQLite) would otherwise exit in the middle of awaiting helm.
+   * When idle, neither keeps the service (or a test) running.
+   */
+  private holdWhileBusy(helper: ChildProcess | undefined = this.helper): void {
+    if (!helper) return;
+    const channel = helper.channel as { ref?: () => void; unref?: () => void } | undefined;
+    if (this.pending.size > 0) {
+      helper.ref();
+      channel?.ref?.();
+    } else {
+      helper.unref();
+      channel?.unref?.();
+    }
   }
 
   private settle(reply: Reply): void {
     const waiting = this.pending.get(reply.id);
     if (!waiting) return;
     this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.holdWhileBusy();
     if ('error' in reply) waiting.resolve({ stdout: '', stderr: '', exitCode: 127, timedOut: false, error: reply.error });
     else waiting.resolve({ stdout: stripFinalNewline(reply.stdout), stderr: stripFinalNewline(reply.stderr), exitCode: reply.exitCode, timedOut: reply.timedOut });
   }

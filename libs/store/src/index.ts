@@ -1,5 +1,6 @@
 export { Store } from './store.js';
 export type { StoreClient, StoreHealth } from './store.js';
+export { StoreCorruptError } from './sqlite-integrity.js';
 export { StoreModule } from './store.module.js';
 export { loadMigrations, migrate } from './migrator.js';
 export type { StoreProvider } from './migrator.js';

@@ -3,6 +3,7 @@ import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Tracing, type Metrics } from '@app/telemetry';
 import type { PrismaClient as SqliteClient } from './generated/sqlite/client.js';
 import { migrate, sqlitePath, type StoreProvider } from './migrator.js';
+import { SqliteIntegrity } from './sqlite-integrity.js';
 import { keepStatementsPrepared } from './sqlite-statements.js';
 import { queueAroundTransactions } from './sqlite-transactions.js';
 
@@ -30,19 +31,25 @@ export class Store implements OnModuleDestroy {
     readonly provider: StoreProvider,
     readonly client: StoreClient,
     private readonly file?: OpenedFile,
+    private readonly integrity?: SqliteIntegrity,
   ) {}
 
   /** Migrates the store and connects: the service does this itself at start. `metrics` times its queries and transactions. */
   static async open(url: string, metrics?: Metrics): Promise<Store> {
     const provider: StoreProvider = url.startsWith('file:') ? 'sqlite' : 'postgresql';
+    const path = provider === 'sqlite' ? sqlitePath(url) : undefined;
+    const onDisk = path !== undefined && path !== ':memory:';
+    // A damaged file stops the start before anything (the migrations first) writes to it.
+    if (onDisk) SqliteIntegrity.requireSound(path);
     const applied = await migrate(provider, url);
+    const integrity = onDisk ? new SqliteIntegrity(path) : undefined;
     const client =
       provider === 'sqlite'
-        ? await sqliteClient(url)
+        ? await sqliteClient(url, integrity)
         : await postgresClient(url);
     await client.$connect();
     const observed = metrics ? observedClient(client, metrics, provider) : client;
-    const store = new Store(provider, observed, provider === 'sqlite' ? openedFile(sqlitePath(url)) : undefined);
+    const store = new Store(provider, observed, path === undefined ? undefined : openedFile(path), integrity);
     if (applied.length > 0) store.logger.log(`applied migrations: ${applied.join(', ')}`);
     return store;
   }
@@ -60,12 +67,14 @@ export class Store implements OnModuleDestroy {
 
   /**
    * Whether the store can take a write now: the SQLite file this process opened is still the
-   * one at its path (not removed, not replaced), and a row can be written. A write into a
-   * removed file would answer 201 and be lost at the next start.
+   * one at its path (not removed, not replaced) and not damaged (sqlite-integrity.ts), and a row
+   * can be written. A write into a removed or damaged file would answer 201 and be lost at the next start.
    */
   async check(): Promise<StoreHealth> {
     const moved = this.file && fileProblem(this.file);
     if (moved) return { ok: false, reason: moved };
+    const damage = this.integrity?.check();
+    if (damage) return { ok: false, reason: damage };
     try {
       if (!this.probeReady) await this.client.$executeRawUnsafe('CREATE TABLE IF NOT EXISTS "_agent_manager_health" ("id" INTEGER PRIMARY KEY, "at" TEXT NOT NULL)');
       // The time is a parameter: the statement's text stays the same, so SQLite keeps it prepared.
@@ -102,7 +111,7 @@ function fileProblem(file: OpenedFile): string | undefined {
 }
 
 /** The SQLite client and its driver, loaded only when the store is SQLite (start time and memory). */
-async function sqliteClient(url: string): Promise<StoreClient> {
+async function sqliteClient(url: string, integrity?: SqliteIntegrity): Promise<StoreClient> {
   const [{ PrismaClient }, { PrismaBetterSqlite3 }, { default: Database }] = await Promise.all([
     import('./generated/sqlite/client.js'),
     import('@prisma/adapter-better-sqlite3'),
@@ -117,6 +126,7 @@ async function sqliteClient(url: string): Promise<StoreClient> {
     if (!(db instanceof Database)) throw new Error("Prisma's better-sqlite3 adapter no longer keeps its connection as `client`: update sqliteClient in libs/store/src/store.ts");
     keepStatementsPrepared(db);
     queueAroundTransactions(connection);
+    integrity?.guard(connection);
     return connection;
   };
   return new PrismaClient({ adapter });
