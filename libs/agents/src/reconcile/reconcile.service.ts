@@ -4,7 +4,7 @@ import { Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModul
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
-import { Metrics } from '@app/telemetry';
+import { Metrics, Tracing } from '@app/telemetry';
 import { AgentLeaseRepository, isRecoveryHolder, recoveryOwner, type LeaseHolder, type LeaseResult } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
 import { chartValuesOf, type AgentRecord } from '../agents.records.js';
@@ -199,7 +199,9 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       const { action, agent, intent } = await this.decide(ref);
       const item: ReconcileItem = { ...ref, action: action.action, detail: describe(action), done: false, ...(action.action === 'report' ? { finding: action.finding } : {}) };
       if (dryRun || action.action === 'none' || action.action === 'report') return item;
-      await this.act(ref, action, agent, intent);
+      // A pass that acts is traced (its own trace when the sweep runs it); one that finds nothing to do is not.
+      const attributes = { 'agent_manager.reconcile.action': action.action, 'agent_manager.agent': key };
+      await Tracing.span(`reconcile ${action.action}`, { root: true, attributes }, () => this.act(ref, action, agent, intent));
       this.logger.warn(`reconciled ${key}: ${item.detail}`);
       return { ...item, done: true };
     } catch (error) {
