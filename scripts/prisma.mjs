@@ -39,6 +39,7 @@ function toPostgres(schemaText) {
 }
 
 function generate() {
+  console.log('prisma: generating the SQLite and PostgreSQL clients from prisma/schema.prisma ...');
   prisma(['generate', '--schema', schemaPath], { stdio: 'inherit' });
   mkdirSync(pgDir, { recursive: true });
   writeFileSync(join(pgDir, 'schema.prisma'), toPostgres(readFileSync(schemaPath, 'utf8')));

@@ -14,6 +14,7 @@ import { AgentWrites } from '../agent-writes.service.js';
 import { AgentsRepository } from '../agents.repository.js';
 import { toChartValues } from '../agents.types.js';
 import { IdempotencyRepository } from '../idempotency.repository.js';
+import { manifestReader } from '../manifest-reader.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import { Reconciler } from './reconcile.service.js';
 
@@ -71,6 +72,7 @@ describe(`${Reconciler.name}: traces of the automatic pass`, () => {
   });
 
   afterAll(async () => {
+    await manifestReader.close(); // the reconciler reads release manifests in its worker thread; the service closes it at shutdown
     await Tracing.shutdown();
     for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_BSP_SCHEDULE_DELAY']) delete process.env[name];
     await receiver?.close();
