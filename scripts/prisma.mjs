@@ -60,6 +60,7 @@ function generate() {
     console.log('prisma: the clients are up to date (libs/store/src/generated)');
     return;
   }
+  console.log('prisma: generating the SQLite and PostgreSQL clients from prisma/schema.prisma ...');
   prisma(['generate', '--schema', schemaPath], { stdio: 'inherit' });
   mkdirSync(pgDir, { recursive: true });
   writeFileSync(join(pgDir, 'schema.prisma'), toPostgres(readFileSync(schemaPath, 'utf8')));

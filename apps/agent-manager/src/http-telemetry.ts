@@ -24,7 +24,9 @@ export function observeHttp(app: NestExpressApplication, log: Pino, metrics: Met
     const requestId = typeof sent === 'string' && /^[\x21-\x7e]{1,128}$/.test(sent) ? sent : randomUUID();
     res.setHeader('X-Request-Id', requestId);
     const door = /^\/mcp(\/|$)/.test(req.path) ? 'mcp-http' : 'rest';
-    const span = Tracing.begin(req.method, { kind: 'server', parent: req.headers.traceparent, attributes: { 'http.request.method': req.method, 'url.path': req.path } });
+    // A probe or a scrape is a poll, not work asked for: traced only when its caller sends a traceparent.
+    const polled = QUIET.test(req.path) && req.headers.traceparent === undefined;
+    const span = polled ? undefined : Tracing.begin(req.method, { kind: 'server', parent: req.headers.traceparent, attributes: { 'http.request.method': req.method, 'url.path': req.path } });
     const traceId = span?.traceId ?? parseTraceparent(req.headers.traceparent)?.traceId ?? newTraceId();
     const context: OperationContext = { requestId, traceId, door, actor: door === 'rest' ? 'api' : 'mcp', facts: {} };
     res.once('close', () => {

@@ -2,7 +2,8 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from '@jest/globals';
 import type { Condition, LiveAgent } from '@app/kube';
 import type { HistoryEntry } from '@app/helm';
-import { foldStatus, sameData, type StatusFacts } from './agent-status.js';
+import { foldStatus, type StatusFacts } from './agent-status.js';
+import { sameData } from './drift.js';
 import { lastDeployedRevision } from './agents.service.js';
 
 const values = { modelConfig: 'm', toolset: ['preset:read-only'] };

@@ -1,4 +1,5 @@
 import type { Condition, LiveAgent } from '@app/kube';
+import { compareDrift, type AppliedRevision } from './drift.js';
 
 export type Verdict = 'ready' | 'progressing' | 'failed' | 'unknown';
 
@@ -20,14 +21,11 @@ export interface StatusFacts {
   deployed?: RevisionFacts | null;
 }
 
-export interface RevisionFacts {
+export interface RevisionFacts extends AppliedRevision {
   /** helm's revision number. */
   revision: number;
   /** The agent's revision that helm revision applied (what rollback_agent takes); null when none did (an adopted or reinstalled release). */
   agentRevision?: number | null;
-  values: Record<string, unknown>;
-  /** The Agent in that revision's manifest. */
-  agent: LiveAgent | null;
 }
 
 export interface StatusVerdict {
@@ -59,10 +57,9 @@ export function foldStatus(facts: StatusFacts): StatusVerdict {
   // An unfinished write may or may not have recorded its values and applied its manifest: the store
   // and the cluster each holding either revision is no drift.
   const baselines = deployed ? [deployed, current] : [current];
-  const values = closest(baselines.map((b) => valueDrift(facts.storeValues, b.values)));
-  const object = closest(baselines.map((b) => (facts.liveAgent ? objectDrift(b.agent, facts.liveAgent) : ['Agent: missing from the cluster'])));
-  const holds = baselines[Math.max(object.index, 0)];
-  const drift = [...values.drift, ...object.drift];
+  const compared = compareDrift(facts.storeValues, baselines, facts.liveAgent);
+  const holds = baselines[Math.max(compared.holds, 0)];
+  const drift = compared.drift;
   if (drift.length > 0) {
     return {
       verdict: 'failed',
@@ -96,12 +93,6 @@ function isUnsettled(status: string): boolean {
   return status === 'failed' || status.startsWith('pending');
 }
 
-/** The first baseline with no drift, or the first one's drift (the deployed revision's) when none matches. */
-function closest(drifts: string[][]): { index: number; drift: string[] } {
-  const index = drifts.findIndex((d) => d.length === 0);
-  return index < 0 ? { index, drift: drifts[0] } : { index, drift: [] };
-}
-
 /** A pending or failed revision: what helm is doing (or why it failed) and which revision the cluster holds. */
 function unsettledMessage(release: { status: string; revision: number; description?: string }, deployed: RevisionFacts | null, holds: RevisionFacts): string {
   const reason = release.description ? ` (${release.description.replace(/\.$/, '')})` : '';
@@ -114,48 +105,4 @@ function unsettledMessage(release: { status: string; revision: number; descripti
       ? `roll the agent back to revision ${deployed.agentRevision} (what helm revision ${deployed.revision} applied) with freeStuckRelease to free the release`
       : `free the release with a rollback with freeStuckRelease to the agent revision whose helmRevision is ${deployed.revision} (list_agent_revisions), or helm rollback`;
   return `${state}: a write that has not finished or was interrupted; ${cluster}. If no write is running, ${free}.`;
-}
-
-/** Which chart values differ between the store and the release. */
-function valueDrift(store: Record<string, unknown>, release: Record<string, unknown>): string[] {
-  const keys = [...new Set([...Object.keys(store), ...Object.keys(release)])].sort();
-  const differing = keys.filter((k) => !sameData(store[k], release[k]));
-  return differing.length > 0 ? [`release values differ from the store in ${differing.join(', ')}`] : [];
-}
-
-/** What the live object changed of the applied manifest: spec fields, labels and annotations set by the chart. */
-function objectDrift(applied: LiveAgent | null, live: LiveAgent): string[] {
-  if (!applied) return [];
-  const paths: string[] = [];
-  collect('spec', applied.spec, live.spec, paths);
-  collect('metadata.labels', applied.metadata.labels ?? {}, live.metadata.labels ?? {}, paths);
-  collect('metadata.annotations', applied.metadata.annotations ?? {}, live.metadata.annotations ?? {}, paths);
-  return paths.length > 0 ? [`the live Agent was changed outside agent-manager at ${paths.join(', ')}`] : [];
-}
-
-/** Paths where `live` differs from `applied`, for every field `applied` sets (server defaults are ignored). */
-function collect(path: string, applied: unknown, live: unknown, out: string[]): void {
-  if (isPlainObject(applied) && isPlainObject(live)) {
-    for (const key of Object.keys(applied).sort()) collect(`${path}.${key}`, applied[key], live[key], out);
-    return;
-  }
-  if (!sameData(applied, live)) out.push(path);
-}
-
-/**
- * Deep equality of JSON data, blind to prototypes: the applied Agent comes from the manifest
- * reader's worker thread, whose objects are not of the same realm as the API client's.
- */
-export function sameData(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameData(item, b[i]));
-  }
-  if (!isPlainObject(a) || !isPlainObject(b)) return false;
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameData(a[k], b[k]));
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

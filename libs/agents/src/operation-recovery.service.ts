@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient } from '@app/helm';
+import { Tracing } from '@app/telemetry';
 import { AgentLeaseRepository, recoveryOwner } from './agent-lease.repository.js';
 import { AgentsRepository } from './agents.repository.js';
 import type { OperationRecord } from './agents.records.js';
@@ -110,7 +111,9 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     try {
       // Read again under the lease: the writer may have closed it since the list was read.
       const op = await this.repository.operation(seen.id);
-      if (op?.state === 'pending') await this.resolve(op);
+      // Resolving another replica's operation is work done for a caller: traced, the sweep's reads are not.
+      const attributes = { 'agent_manager.operation.id': op?.id, 'agent_manager.operation.kind': op?.kind, 'agent_manager.agent': key };
+      if (op?.state === 'pending') await Tracing.span('recover operation', { root: true, attributes }, () => this.resolve(op));
     } finally {
       stopRenewing();
       await this.leases.release(key, owner, seen.id).catch(() => undefined);

@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { LiveAgent } from '@app/kube';
 import type { ChartValues, OperationKind } from './agents.types.js';
+import { compareDrift } from './drift.js';
 
 /** What helm holds for the release now (`helm status`), or null when there is no release. */
 export interface ReleaseState {
@@ -60,9 +62,11 @@ export interface StoreSide {
   createIntent: ChartValues | null;
 }
 
-/** The release helm holds now, and its last deployed revision (from `helm history`). */
+/** The release helm holds now, the Agent its manifest applied, and its last deployed revision (from `helm history`). */
 export interface ReleaseSide extends ReleaseState {
   lastDeployed: number | null;
+  /** The Agent in the current revision's manifest (null when it has none). */
+  agent: LiveAgent | null;
 }
 
 export type Finding = 'missing' | 'drift' | 'unmanaged' | 'failed' | 'no-live-object';
@@ -83,11 +87,12 @@ export type ReconcileAction =
 const PENDING_CHANGE = new Set(['pending-upgrade', 'pending-rollback']);
 
 /**
- * The reconciler's decision table: store ↔ helm release ↔ live Agent → one action. It runs
- * after the recovery sweep resolved pending operations, and only on agents no write holds.
+ * The reconciler's decision table: store ↔ helm release ↔ live Agent (null when it is gone) → one
+ * action. It runs after the recovery sweep resolved pending operations, and only on agents no write
+ * holds. Drift is status's comparison (compareDrift), so both give one verdict.
  */
-export function decideReconcile(store: StoreSide, release: ReleaseSide | null, live: boolean): ReconcileAction {
-  if (release?.status === 'pending-install') return pendingInstall(store, live);
+export function decideReconcile(store: StoreSide, release: ReleaseSide | null, live: LiveAgent | null): ReconcileAction {
+  if (release?.status === 'pending-install') return pendingInstall(store, live !== null);
   if (release && PENDING_CHANGE.has(release.status)) {
     if (release.lastDeployed === null) return { action: 'report', finding: 'failed', why: `helm holds the release ${release.status} with no deployed revision to return to` };
     return { action: 'rollback', to: release.lastDeployed };
@@ -95,11 +100,10 @@ export function decideReconcile(store: StoreSide, release: ReleaseSide | null, l
   if (!store.agent) return unrecorded(store, release);
   if (!release) return { action: 'report', finding: 'missing', why: 'the helm release was removed outside agent-manager: delete the agent, or roll it back to re-install it' };
   if (release.status !== 'deployed') return { action: 'report', finding: 'failed', why: `helm reports the release ${release.status} (revision ${release.revision})` };
-  if (!isDeepStrictEqual(release.values, store.agent.values)) {
-    return { action: 'report', finding: 'drift', why: `the release's values (revision ${release.revision}) were changed outside agent-manager` };
-  }
-  if (!live) return { action: 'report', finding: 'no-live-object', why: 'the Agent was deleted outside agent-manager: an update or rollback applies it again' };
-  return { action: 'none' };
+  const { drift, missing } = compareDrift({ ...store.agent.values }, [{ values: release.values, agent: release.agent }], live);
+  if (drift.length === 0) return { action: 'none' };
+  if (missing && drift.length === 1) return { action: 'report', finding: 'no-live-object', why: 'the Agent was deleted outside agent-manager: an update or rollback applies it again' };
+  return { action: 'report', finding: 'drift', why: `drifted from what agent-manager applied at revision ${release.revision} (${drift.join('; ')}): update or roll back the agent to re-apply it` };
 }
 
 function pendingInstall(store: StoreSide, live: boolean): ReconcileAction {

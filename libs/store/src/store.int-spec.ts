@@ -77,6 +77,20 @@ describe(`${Store.name}: a transaction and a write outside it`, () => {
     expect(await store.client.agentLease.findUnique({ where: { key: 'inside' } })).toBeNull();
   });
 
+  it('finds the store writable for two first writes at once (PostgreSQL raced them creating the probe table: the loser answered unavailable)', async () => {
+    // A race: five rounds, each on a store that never checked (the probe table dropped first), four checks at once.
+    for (let round = 0; round < 5; round++) {
+      await store.client.$executeRawUnsafe('DROP TABLE IF EXISTS "_agent_manager_health"');
+      const fresh = await Store.open(db.url);
+      try {
+        const checks = await Promise.all([fresh.check(), fresh.check(), fresh.check(), fresh.check()]);
+        expect(checks).toEqual([{ ok: true }, { ok: true }, { ok: true }, { ok: true }]);
+      } finally {
+        await fresh.client.$disconnect();
+      }
+    }
+  });
+
   // PostgreSQL gives each transaction a connection: the second one starts at once there.
   (testStoreProvider() === 'sqlite' ? it : it.skip)('answers a transaction that cannot start in time, behind another, as the store unavailable (503), not 500', async () => {
     const long = store.client.$transaction(async (tx) => {

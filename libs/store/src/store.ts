@@ -13,6 +13,8 @@ import { queueAroundTransactions } from './sqlite-transactions.js';
  */
 export type StoreClient = SqliteClient;
 
+const PROBE_TABLE = 'CREATE TABLE IF NOT EXISTS "_agent_manager_health" ("id" INTEGER PRIMARY KEY, "at" TEXT NOT NULL)';
+
 /** What `Store.check()` found: healthy, or why the store cannot be trusted with a write. */
 export type StoreHealth = { ok: true } | { ok: false; reason: string };
 
@@ -75,14 +77,17 @@ export class Store implements OnModuleDestroy {
     if (moved) return { ok: false, reason: moved };
     const damage = this.integrity?.check();
     if (damage) return { ok: false, reason: damage };
+    // Two first checks at once (two writes, or two replicas) race on PostgreSQL: the loser's
+    // CREATE TABLE IF NOT EXISTS fails with "type … already exists", which says nothing about the
+    // store. The insert decides; when it fails too, the CREATE's failure is the reason.
+    const created = this.probeReady ? undefined : await this.client.$executeRawUnsafe(PROBE_TABLE).then(() => undefined, (error: unknown) => error);
     try {
-      if (!this.probeReady) await this.client.$executeRawUnsafe('CREATE TABLE IF NOT EXISTS "_agent_manager_health" ("id" INTEGER PRIMARY KEY, "at" TEXT NOT NULL)');
       // The time is a parameter: the statement's text stays the same, so SQLite keeps it prepared.
       await this.client.$executeRaw`INSERT INTO "_agent_manager_health" ("id", "at") VALUES (1, ${new Date().toISOString()}) ON CONFLICT ("id") DO UPDATE SET "at" = excluded."at"`;
       this.probeReady = true;
       return { ok: true };
     } catch (error) {
-      return { ok: false, reason: `the store cannot be written: ${(error as Error).message}` };
+      return { ok: false, reason: `the store cannot be written: ${((created ?? error) as Error).message}` };
     }
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { Metrics } from './metrics.js';
+import { parsePrometheusText } from '../../../test/support/prometheus-text.js';
+import { Metrics, withoutUnsetSamples } from './metrics.js';
 
 describe(Metrics.name, () => {
   it('keeps what is recorded before prom-client loaded and scrapes it with Prometheus names', async () => {
@@ -25,5 +26,46 @@ describe(Metrics.name, () => {
     a.toolCall('get_agent', 'ok', 0.01);
     expect((await a.scrape()).text).toContain('agent_manager_mcp_tool_calls_total{tool="get_agent",outcome="ok"} 1');
     expect((await b.scrape()).text).not.toContain('agent_manager_mcp_tool_calls_total{');
+  });
+});
+
+describe(withoutUnsetSamples.name, () => {
+  it('leaves out the event loop delay statistics until the delay histogram has a sample, and any sample written as Nan', () => {
+    const text = [
+      '# TYPE nodejs_eventloop_lag_seconds gauge',
+      'nodejs_eventloop_lag_seconds 0',
+      '# TYPE nodejs_eventloop_lag_min_seconds gauge',
+      'nodejs_eventloop_lag_min_seconds 9223372036.854776',
+      '# TYPE nodejs_eventloop_lag_mean_seconds gauge',
+      'nodejs_eventloop_lag_mean_seconds Nan',
+      '# TYPE nodejs_eventloop_lag_p50_seconds gauge',
+      'nodejs_eventloop_lag_p50_seconds 5.11e-7',
+      '# TYPE other_gauge gauge',
+      'other_gauge{a="b"} Nan',
+      'other_gauge{a="c"} 2',
+      '',
+    ].join('\n');
+    expect(withoutUnsetSamples(text).split('\n')).toEqual([
+      '# TYPE nodejs_eventloop_lag_seconds gauge',
+      'nodejs_eventloop_lag_seconds 0',
+      '# TYPE nodejs_eventloop_lag_min_seconds gauge',
+      '# TYPE nodejs_eventloop_lag_mean_seconds gauge',
+      '# TYPE nodejs_eventloop_lag_p50_seconds gauge',
+      '# TYPE other_gauge gauge',
+      'other_gauge{a="c"} 2',
+      '',
+    ]);
+  });
+
+  it('keeps the statistics once the histogram has a sample', () => {
+    const text = 'nodejs_eventloop_lag_min_seconds 0.01\nnodejs_eventloop_lag_mean_seconds 0.012\n';
+    expect(withoutUnsetSamples(text)).toBe(text);
+  });
+
+  it('makes a scrape at once after start, before any delay was sampled, parse under the text format (no Nan)', async () => {
+    const { text } = await new Metrics().scrape();
+    expect(text).not.toMatch(/ Nan$/m);
+    expect(() => parsePrometheusText(text)).not.toThrow();
+    expect(text).toContain('# TYPE nodejs_eventloop_lag_mean_seconds gauge');
   });
 });

@@ -21,6 +21,20 @@ const PREFIX = 'agent_manager_';
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
+/** prom-client's event loop delay statistics: until the delay histogram has a sample they are NaN or placeholders (min 9.2e9 s). */
+const LAG_STATISTICS = /^nodejs_eventloop_lag_(min|max|mean|stddev|p50|p90|p99)_seconds /;
+
+/**
+ * The exposition without samples that have no value yet: prom-client writes NaN as `Nan`, which the
+ * text format does not know (it spells `NaN`), and the event loop delay statistics hold
+ * placeholders until the delay histogram has its first sample. Their HELP and TYPE lines stay.
+ */
+export function withoutUnsetSamples(text: string): string {
+  const lines = text.split('\n');
+  const lagUnset = lines.includes('nodejs_eventloop_lag_mean_seconds Nan');
+  return lines.filter((line) => !line.endsWith(' Nan') && !(lagUnset && LAG_STATISTICS.test(line))).join('\n');
+}
+
 /**
  * The service's Prometheus metrics (served at /metrics). Labels are bounded sets (routes, tools,
  * helm subcommands, error codes), never agent names. prom-client loads after start, off the way
@@ -51,7 +65,7 @@ export class Metrics {
   /** The exposition (text format 0.0.4) and its content type. */
   async scrape(): Promise<{ contentType: string; text: string }> {
     const registry = await this.load();
-    return { contentType: registry.contentType, text: await registry.metrics() };
+    return { contentType: registry.contentType, text: withoutUnsetSamples(await registry.metrics()) };
   }
 
   httpRequest(labels: { method: string; route: string; status: number; outcome: string }, seconds: number): void {

@@ -11,6 +11,12 @@ export interface SpanOptions {
   /** A caller's W3C traceparent: the span continues the caller's trace instead of the current one. */
   parent?: unknown;
   attributes?: SpanAttributes;
+  /**
+   * May start a trace of its own. Without it, a span with no parent (no current span, no caller's
+   * traceparent) is not started: a store query or helm run of an internal poll is no trace. Server
+   * spans (a caller's request) may always start one.
+   */
+  root?: boolean;
 }
 
 /** A started span: `run` makes it the parent of what `fn` starts; `end` closes it (failed when told why). */
@@ -61,12 +67,16 @@ export const Tracing = {
     await running?.sdk.shutdown();
   },
 
-  /** A span, child of the current one (or of `options.parent`); undefined when tracing is off. */
+  /**
+   * A span, child of the current one (or of `options.parent`); undefined when tracing is off, and
+   * when it would start a trace that is neither a caller's (kind server) nor asked for (`root`).
+   */
   begin(name: string, options: SpanOptions = {}): TraceSpan | undefined {
     if (!otel) return undefined;
     const { api, tracer } = otel;
     const caller = parseTraceparent(options.parent) ? api.propagation.extract(api.ROOT_CONTEXT, { traceparent: String(options.parent).trim() }) : undefined;
     const parent = caller ?? api.context.active();
+    if (!caller && !api.trace.getSpan(parent) && options.kind !== 'server' && !options.root) return undefined;
     const kind = { server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT, internal: api.SpanKind.INTERNAL }[options.kind ?? 'internal'];
     const span = tracer.startSpan(name, { kind, attributes: defined(options.attributes) }, parent);
     const active = api.trace.setSpan(parent, span);

@@ -11,6 +11,7 @@ import { AgentWrites } from '../agent-writes.service.js';
 import { AgentsRepository } from '../agents.repository.js';
 import { toChartValues, type ChartValues } from '../agents.types.js';
 import { IdempotencyRepository } from '../idempotency.repository.js';
+import { manifestReader } from '../manifest-reader.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import { Reconciler } from './reconcile.service.js';
 
@@ -60,6 +61,7 @@ describe(Reconciler.name, () => {
   });
 
   afterAll(async () => {
+    await manifestReader.close(); // the reconciler reads release manifests in its worker thread; the service closes it at shutdown
     await store?.client.$disconnect();
     await db?.drop();
   });

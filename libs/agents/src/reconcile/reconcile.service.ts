@@ -4,7 +4,7 @@ import { Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModul
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
-import { Metrics } from '@app/telemetry';
+import { Metrics, Tracing } from '@app/telemetry';
 import { AgentLeaseRepository, isRecoveryHolder, recoveryOwner, type LeaseHolder, type LeaseResult } from '../agent-lease.repository.js';
 import { AgentWrites } from '../agent-writes.service.js';
 import { chartValuesOf, type AgentRecord } from '../agents.records.js';
@@ -12,6 +12,7 @@ import { AgentsRepository, type AppliedChange } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
 import { agentView } from '../agents.views.js';
+import { manifestReader } from '../manifest-reader.js';
 import { auditOf } from '../audit/audit.records.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import { decideReconcile, type ReconcileAction, type ReleaseSide } from '../recovery-decision.js';
@@ -199,7 +200,9 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
       const { action, agent, intent } = await this.decide(ref);
       const item: ReconcileItem = { ...ref, action: action.action, detail: describe(action), done: false, ...(action.action === 'report' ? { finding: action.finding } : {}) };
       if (dryRun || action.action === 'none' || action.action === 'report') return item;
-      await this.act(ref, action, agent, intent);
+      // A pass that acts is traced (its own trace when the sweep runs it); one that finds nothing to do is not.
+      const attributes = { 'agent_manager.reconcile.action': action.action, 'agent_manager.agent': key };
+      await Tracing.span(`reconcile ${action.action}`, { root: true, attributes }, () => this.act(ref, action, agent, intent));
       this.logger.warn(`reconciled ${key}: ${item.detail}`);
       return { ...item, done: true };
     } catch (error) {
@@ -232,8 +235,10 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const intent = createOp?.intent ? { ...createOp.intent, operationId: createOp.id, state: createOp.state } : null;
     const info = await this.helm.status(ref);
     const lastDeployed = info?.status.startsWith('pending') ? await this.releases.lastDeployed(ref) : (info?.revision ?? null);
-    const release: ReleaseSide | null = info && { status: info.status, revision: info.revision, values: info.values, lastDeployed };
-    const live = (await this.kube.getAgent(ref.namespace, ref.name)) !== null;
+    // The Agent the release applied, for the drift status reports too (compareDrift): only a deployed release is compared.
+    const applied = info?.status === 'deployed' ? await manifestReader.agentIn(info.manifest) : null;
+    const release: ReleaseSide | null = info && { status: info.status, revision: info.revision, values: info.values, lastDeployed, agent: applied };
+    const live = await this.kube.getAgent(ref.namespace, ref.name);
     const action = decideReconcile({ agent: agent && { helmRevision: agent.helmRevision, values: agent.values }, createIntent: intent?.values ?? null }, release, live);
     return { action, agent, intent };
   }

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { loadConfig } from '@app/common';
+import { HelmReleases } from '@app/helm';
+import type { KubeClient } from '@app/kube';
+import { Store } from '@app/store';
+import { Metrics, Tracing } from '@app/telemetry';
+import { FakeHelm } from '../../../../test/support/fake-helm.js';
+import { OtlpReceiver, type ReceivedSpan } from '../../../../test/support/otlp-receiver.js';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
+import { AgentLeaseRepository } from '../agent-lease.repository.js';
+import { AgentWrites } from '../agent-writes.service.js';
+import { AgentsRepository } from '../agents.repository.js';
+import { toChartValues } from '../agents.types.js';
+import { IdempotencyRepository } from '../idempotency.repository.js';
+import { manifestReader } from '../manifest-reader.js';
+import { OperationRecovery } from '../operation-recovery.service.js';
+import { Reconciler } from './reconcile.service.js';
+
+Logger.overrideLogger(false);
+
+/** A FAKE helm (named as such) that lists its releases as `helm list` would, for the automatic pass. */
+class ListingHelm extends FakeHelm {
+  override async listAll() {
+    return [...this.releases.values()].map((r) => ({ name: r.name, namespace: r.namespace, revision: String(r.revision), status: r.status, chart: 'agent-0.1.0', updated: '', app_version: '' }));
+  }
+}
+
+/**
+ * Issue 24 item 8 for the reconciler: an automatic pass (run by the recovery sweep, which no caller
+ * asked for) is traced only where it acts, each action a trace of its own with the store's spans
+ * beneath it; the sweep's reads and an agent with nothing to do start none. The OpenTelemetry SDK
+ * exports to a local OTLP receiver; shutting it down flushes the spans.
+ */
+describe(`${Reconciler.name}: traces of the automatic pass`, () => {
+  let db: FreshDatabase;
+  let store: Store;
+  let receiver: OtlpReceiver;
+  let spans: ReceivedSpan[];
+  const spec = { modelConfig: 'm', toolset: ['preset:read-only'] };
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    // The SDK reads its exporter settings from the process's environment, as the service's would.
+    Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '60000' });
+    expect(await Tracing.start()).toBe(true);
+    db = await freshDatabaseUrl();
+    store = await Store.open(db.url, new Metrics()); // with metrics, its queries are spans too
+    const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', RECONCILE_AUTOMATIC: 'true' });
+    const helm = new ListingHelm();
+    const repository = new AgentsRepository(store);
+    const leases = new AgentLeaseRepository(store);
+    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
+    const recovery = new OperationRecovery(config, repository, leases, helm, writes);
+    const kube = { getAgent: async () => ({}) } as unknown as KubeClient;
+    const reconciler = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), kube, recovery, writes);
+
+    // One create helm deployed that the store recorded failed: the pass records it (it acts).
+    const id = randomUUID();
+    const values = toChartValues(spec);
+    await repository.startOperation({ id, kind: 'create', namespace: 'ns', name: 'landed', request: spec, actor: 'alice', owner: 'replica-a', intent: { spec, values }, baseHelmRevision: null });
+    await repository.failOperation(id, 'backend_error', 'helm timed out');
+    await helm.install({ namespace: 'ns', name: 'landed' }, { ref: 'charts/agent' }, values);
+
+    reconciler.onApplicationBootstrap();
+    await recovery.sweep(); // the first pass acts on ns/landed
+    await recovery.sweep(); // the second finds nothing to do
+    await reconciler.onModuleDestroy();
+    await Tracing.shutdown();
+    spans = receiver.spans;
+  });
+
+  afterAll(async () => {
+    await manifestReader.close(); // the reconciler reads release manifests in its worker thread; the service closes it at shutdown
+    await Tracing.shutdown();
+    for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_BSP_SCHEDULE_DELAY']) delete process.env[name];
+    await receiver?.close();
+    await store?.client.$disconnect();
+    await db?.drop();
+  });
+
+  it('sends one trace, for the action it took, with the store writes beneath it; the sweeps themselves send none', () => {
+    const roots = spans.filter((s) => s.parentSpanId === '');
+    expect(roots).toEqual([expect.objectContaining({ name: 'reconcile record-create', attributes: expect.objectContaining({ 'agent_manager.reconcile.action': 'record-create', 'agent_manager.agent': 'ns/landed' }) })]);
+    expect(spans.every((s) => s.traceId === roots[0].traceId)).toBe(true);
+    expect(spans.filter((s) => s.parentSpanId === roots[0].spanId).map((s) => s.name)).toContain('store transaction');
+  });
+});
