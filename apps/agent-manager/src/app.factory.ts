@@ -43,6 +43,7 @@ export function processLog(config: AppConfig, option: boolean | 'stderr' | undef
 /** Builds the whole service (both doors) without listening: main.ts and the e2e suites share it. */
 export async function createApp(config: AppConfig, options: { logger?: boolean | 'stderr' } = {}): Promise<INestApplication> {
   const log = processLog(config, options.logger);
+  for (const deprecation of config.deprecations) log.warn({ context: 'Config' }, deprecation);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     logger: new PinoNestLogger(log),
     bodyParser: false,
