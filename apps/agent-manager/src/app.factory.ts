@@ -11,7 +11,7 @@ import { createLog, Metrics, PinoNestLogger, Tracing, type Pino } from '@app/tel
 import { AppModule } from './app.module.js';
 import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
-import { hardenHttp, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
+import { hardenHttp, requireJsonBodies, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
 import { observeHttp, serveMetrics } from './http-telemetry.js';
 import { buildOpenApi, serveApiDocs } from './openapi.js';
 
@@ -57,6 +57,7 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   hardenHttp(app, config);
   serveProtectedResourceMetadata(app, config);
   requireMcpBearer(app, config);
+  requireJsonBodies(app);
   app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES });
   app.useGlobalFilters(new ErrorFilter(config));
   serveApiDocs(app, 'docs', OPENAPI_PATH, () => openApiDocument(app));

@@ -24,7 +24,9 @@ export function hardenHttp(app: NestExpressApplication, config: AppConfig): void
     helmet({
       // Served over plain HTTP inside a cluster too: no upgrade-insecure-requests (the browser would fetch
       // Swagger UI's scripts over https and show a blank page) and no external host (the validator badge is off).
-      contentSecurityPolicy: { directives: { 'img-src': ["'self'", 'data:'], 'upgrade-insecure-requests': null } },
+      contentSecurityPolicy: {
+        directives: { 'img-src': ["'self'", 'data:'], 'font-src': ["'self'", 'data:'], 'style-src': ["'self'", "'unsafe-inline'"], 'upgrade-insecure-requests': null },
+      },
       // Swagger UI and the OpenAPI document are fetched from other origins only when CORS_ORIGINS says so.
       crossOriginResourcePolicy: { policy: config.CORS_ORIGINS.length > 0 ? 'cross-origin' : 'same-origin' },
     }),
@@ -43,6 +45,24 @@ export function hardenHttp(app: NestExpressApplication, config: AppConfig): void
   const server = app.getHttpServer() as Server;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
+}
+
+const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * REST reads JSON bodies only: one sent as anything else (curl -d sends a form) would be read as no
+ * body at all and refused for fields it does carry, so it is refused naming the header instead.
+ * DELETE refuses any body itself (its arguments are query parameters).
+ */
+export function requireJsonBodies(app: NestExpressApplication): void {
+  app.use('/api', (req: Request, res: Response, next: NextFunction) => {
+    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    if (!WITH_BODY.has(req.method) || !hasBody || req.is('application/json')) return next();
+    const type = req.headers['content-type'];
+    const sent = type === undefined ? 'with no Content-Type' : `as ${JSON.stringify(type)}`;
+    const message = `the body was sent ${sent}, so it cannot be read: send it as JSON with the header Content-Type: application/json`;
+    res.status(400).json(AppError.invalid([{ path: 'Content-Type', message }], message).toBody());
+  });
 }
 
 /**

@@ -136,7 +136,7 @@ const writeHeaders = [
 const ifMatch = ApiHeader({
   name: 'If-Match',
   required: false,
-  description: 'The ETag of the agent ("<version>"): a stale write is refused with 412 naming the current version',
+  description: 'The ETag of the agent, its version in double quotes (e.g. "3", the ETag header of GET): a stale write is refused with 412 naming the current version',
   schema: { type: 'string', pattern: '^\\s*(\\*|(W/)?("\\d{1,10}"|\\d{1,10}))\\s*$' },
 });
 const agentPath = [
@@ -472,9 +472,24 @@ export class AgentsController {
     etag(res, result.agent);
     return result;
   }
+}
+
+/** The journal on REST, under its own tag (a method tag adds to the class's, so it lives apart from the agents). */
+@ApiTags('audit')
+@Controller('api/v1')
+@UseInterceptors(RestContextInterceptor)
+export class AuditController {
+  private readonly access: AgentAccess;
+
+  constructor(
+    private readonly agents: AgentsService,
+    authorizer: Authorizer,
+    repository: AgentsRepository,
+  ) {
+    this.access = new AgentAccess(authorizer, repository);
+  }
 
   @Get('operations')
-  @ApiTags('audit')
   @ApiOperation({
     operationId: 'listOperations',
     summary: 'The audit trail: every write and every refusal by authorization, newest first',

@@ -319,7 +319,7 @@ const OPERATION_NAME = /^[a-z][a-z_]{0,63}$/;
 
 /** The filters of the audit trail (GET /api/v1/operations, list_operations). */
 export class ListOperationsQueryDto {
-  @ApiPropertyOptional({ description: 'Only entries of this principal (token:<name>, an OIDC username, local:<user>, anonymous)', example: 'token:ci-platform', maxLength: 253 })
+  @ApiPropertyOptional({ description: 'Only entries of this principal: token:NAME (an API token), an OIDC username, local:USER (stdio) or anonymous', example: 'token:ci-platform', maxLength: 253 })
   @Optional()
   @IsString()
   @MinLength(1)
