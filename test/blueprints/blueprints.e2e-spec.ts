@@ -64,6 +64,21 @@ describe('blueprints end to end (REST and MCP)', () => {
     expect((await rest(t.url, 'GET', '/api/v1/blueprints')).body.items).toEqual([]);
   });
 
+  it('answers a create with dryRun (REST 200, MCP create_blueprint) as version 1 would be stored, storing and serving nothing', async () => {
+    const before = changes;
+    const previewed = await rest(t.url, 'POST', '/api/v1/blueprints', { ...HELPER, dryRun: true });
+    expect(previewed.status).toBe(200);
+    expect(previewed.body).toMatchObject({ name: 'incident_helper', activeVersion: 1, latestVersion: 1, owner: 'operator', body: { version: 1, fixed: HELPER.fixed, note: 'first version' } });
+    const viaMcp = await call(admin, 'create_blueprint', { ...HELPER, dryRun: true });
+    expect(viaMcp.structuredContent).toMatchObject({ name: 'incident_helper', activeVersion: 1 });
+    const refused = await rest(t.url, 'POST', '/api/v1/blueprints', { ...HELPER, name: 'list_agents', dryRun: true });
+    expect(refused.status).toBe(400);
+    expect((await rest(t.url, 'GET', '/api/v1/blueprints')).body.items).toEqual([]);
+    expect((await rest(t.url, 'GET', '/api/v1/operations?limit=100')).body.items.filter((o: { operation: string }) => o.operation === 'create_blueprint')).toEqual([]);
+    expect((await client.listTools()).tools.map((x) => x.name)).not.toContain('incident_helper');
+    expect(changes).toBe(before);
+  });
+
   it('creates a blueprint whose tool lists only the open arguments and no fixed value', async () => {
     const before = changes;
     const created = await rest(t.url, 'POST', '/api/v1/blueprints', HELPER);

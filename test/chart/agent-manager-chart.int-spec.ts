@@ -65,6 +65,12 @@ describe('deploy/charts/agent-manager', () => {
     expect(await refusal([...base, '--set', 'auth.kubeImpersonate=true'])).toContain('auth.kubeImpersonate: impersonation needs authenticated callers');
   });
 
+  it('sets ALLOWED_HOSTS (not the deprecated MCP_ALLOWED_HOSTS) from allowedHosts and its old key mcp.allowedHosts', async () => {
+    const objects = await render(['-f', ciValues('single-sqlite-values.yaml'), '--set', 'allowedHosts={ops.example.com}', '--set', 'mcp.allowedHosts={old.example.com}']);
+    expect(env(objects).MCP_ALLOWED_HOSTS).toBeUndefined();
+    expect(String(env(objects).ALLOWED_HOSTS).split(',')).toEqual(expect.arrayContaining(['am-agent-manager.platform.svc', 'ops.example.com', 'old.example.com']));
+  });
+
   it("refuses in the schema the settings the service would stop at (its own bounds and host names)", async () => {
     const base = ['-f', ciValues('single-sqlite-values.yaml')];
     for (const [value, place] of [
@@ -74,6 +80,7 @@ describe('deploy/charts/agent-manager', () => {
       ['config.idempotencyTtlSeconds=2592001', /config[./]idempotencyTtlSeconds/],
       ['config.helmConcurrency=2000', /config[./]helmConcurrency/],
       ['mcp.allowedHosts={*.example.com}', /mcp[./]allowedHosts[./]0/],
+      ['allowedHosts={*.example.com}', /allowedHosts[./]0/],
     ] as const) {
       expect(await refusal([...base, '--set', value])).toMatch(place);
     }
@@ -144,7 +151,7 @@ describe('deploy/charts/agent-manager', () => {
     });
 
     it('accepts the Service DNS names and the public host on /mcp, and serves metrics on their own port', async () => {
-      const hosts = String(env(objects).MCP_ALLOWED_HOSTS).split(',');
+      const hosts = String(env(objects).ALLOWED_HOSTS).split(',');
       expect(hosts).toEqual(expect.arrayContaining(['am-agent-manager', 'am-agent-manager.platform.svc', 'am-agent-manager.platform.svc.cluster.local', 'agent-manager.example.com', 'agents.internal.example.com']));
       expect(env(objects).METRICS_PORT).toBe('9090');
       const service = one(objects, 'Service');

@@ -110,6 +110,22 @@ describe('the OpenAPI contract', () => {
     expect((await call(t.url, 'GET', '/api/v1/agents?status=all')).body.items).toEqual([]);
   });
 
+  it('lists every operation once in Swagger UI: one tag each', () => {
+    const tagged = Object.entries<Schema>(doc.paths).flatMap(([path, operations]) => Object.entries<Schema>(operations).map(([method, op]) => ({ at: `${method} ${path}`, tags: op.tags })));
+    for (const { at, tags } of tagged) expect({ at, count: tags.length }).toEqual({ at, count: 1 });
+    expect(doc.paths['/api/v1/operations'].get.tags).toEqual(['audit']);
+  });
+
+  it('writes no text Swagger UI would take for HTML and drop (such as "<version>")', () => {
+    const html: string[] = [];
+    const walk = (value: unknown, at: string): void => {
+      if (typeof value === 'string' && /<[A-Za-z/!?]/.test(value.replace(/`[^`]*`/g, ''))) html.push(`${at}: ${value}`);
+      else if (value && typeof value === 'object' && !at.endsWith('/example')) for (const [k, v] of Object.entries(value)) walk(v, `${at}/${k}`);
+    };
+    for (const key of ['paths', 'components', 'info', 'tags']) walk(doc[key], key);
+    expect(html).toEqual([]);
+  });
+
   it('describes the created (201) and dry-run (200) answers apart: agent required and never null on 201, always null on 200', () => {
     const ref = (status: string) => create()[status].content['application/json'].schema.$ref.split('/').pop();
     const create = () => doc.paths['/api/v1/agents'].post.responses;

@@ -5,6 +5,9 @@
 //   client    an openapi-typescript client of the document compiles under tsc --strict (client-check.mts)
 //   swagger   Swagger UI's Try it out on create, unchanged, is a dry run; with auth on, it answers 401
 //             until Authorize is given an API token, then the dry run (swagger-ui.mjs)
+//   execute   Swagger UI at this machine's non-loopback address over plain HTTP renders every operation,
+//             and Execute on every one with its examples unchanged leaves store and journal as they
+//             were (swagger-execute.mjs)
 // Needs `npm ci --prefix test/contract` (CI does it) and, for the browser, Debian's chromium.
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -68,12 +71,21 @@ async function swagger() {
   }
 }
 
+async function execute() {
+  try {
+    const { stdout } = await run(process.execPath, [join(here, 'swagger-execute.mjs')], { cwd: here, maxBuffer: 16 * 1024 * 1024 });
+    return { ok: true, summary: stdout.trim().split('\n').pop().replace(/^swagger-execute: /, ''), detail: '' };
+  } catch (error) {
+    return { ok: false, summary: 'Swagger UI off loopback, Execute on every operation unchanged', detail: `${error.stdout ?? ''}${error.stderr ?? ''}` };
+  }
+}
+
 if (!existsSync(bin('redocly'))) {
   console.error('test:contract: its tools are not installed: npm ci --prefix test/contract --no-audit --no-fund');
   process.exit(2);
 }
 let failed = 0;
-for (const [name, check] of Object.entries({ redocly, spectral, client, swagger })) {
+for (const [name, check] of Object.entries({ redocly, spectral, client, swagger, execute })) {
   const result = await check();
   if (!result.ok) failed += 1;
   console.log(`contract ${name}: ${result.ok ? 'ok' : 'FAILED'} (${result.summary})`);

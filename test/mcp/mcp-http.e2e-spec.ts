@@ -298,6 +298,19 @@ describe('MCP over Streamable HTTP', () => {
       expect(text(result)).toContain('list_server_toolsets');
     });
 
+    it('says in its notifications what a write really does: a refusal never reaches helm, a delete uninstalls', async () => {
+      const before = logs.length;
+      await call(client, 'create_agent', { name: 'Not-A-Label', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'] });
+      const refused = logs.slice(before).map((l) => String(l.data));
+      expect(refused).toEqual([expect.stringMatching(/^create_agent agents\/Not-A-Label: started: checking the request$/), expect.stringMatching(/^create_agent agents\/Not-A-Label failed: name must be/)]);
+      await seedAgent(service.app, 'agents', 'progress-delete', ['preset:read-only']);
+      const next = logs.length;
+      await call(client, 'delete_agent', { name: 'progress-delete', namespace: 'agents' });
+      const deleted = logs.slice(next).map((l) => String(l.data));
+      expect(deleted.slice(0, 2)).toEqual(['delete_agent agents/progress-delete: started: checking the request', 'delete_agent agents/progress-delete: checks passed: uninstalling the helm release agents/progress-delete (this can take a while)']);
+      expect([...refused, ...deleted].join('\n')).not.toContain('applying');
+    });
+
     it('filters log notifications by the level the client sets', async () => {
       await client.setLoggingLevel('error');
       const before = logs.length;
@@ -325,7 +338,7 @@ describe('MCP over Streamable HTTP', () => {
     ])('refuses %s with 403', async (_, headers) => {
       const res = await post(`${service.base}/mcp`, headers, initialize);
       expect(res.status).toBe(403);
-      expect(JSON.parse(res.body).error.message).toContain('MCP_ALLOWED_HOSTS');
+      expect(JSON.parse(res.body).error.message).toContain('more hosts with ALLOWED_HOSTS');
     });
 
     it('refuses a Host that is no host[:port] with 400 naming it (it was a 500), before any session is read', async () => {

@@ -49,11 +49,33 @@ describe('the HTTP door, hardened', () => {
     }
   });
 
+  it('serves Swagger UI under a CSP that works over plain HTTP and names no other host', async () => {
+    const csp = (await call(t.url, 'GET', '/docs/')).headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('upgrade-insecure-requests');
+    expect(csp).not.toMatch(/https?:/);
+    const init = await call(t.url, 'GET', '/docs/swagger-ui-init.js');
+    expect(init.text).toMatch(/"validatorUrl": null/);
+  });
+
+  it.each([
+    ['no Content-Type', {}, 'no Content-Type'],
+    ['text/plain', { 'content-type': 'text/plain' }, '"text/plain"'],
+    ['a form', { 'content-type': 'application/x-www-form-urlencoded' }, '"application/x-www-form-urlencoded"'],
+  ])('refuses a JSON body sent with %s, naming the header to send', async (_case, headers, shown) => {
+    const body = JSON.stringify({ name: 'typed', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'], dryRun: true });
+    const res = await raw('POST', '/api/v1/agents', { host: '127.0.0.1', 'content-length': String(body.length), ...headers }, body);
+    expect(res.status).toBe(400);
+    const error = JSON.parse(res.text).error;
+    expect(error).toMatchObject({ code: 'invalid_request', details: [{ path: 'Content-Type', message: expect.stringContaining(shown) }] });
+    expect(error.message).toContain('Content-Type: application/json');
+  });
+
   it('refuses a foreign Host or Origin on REST as on /mcp, and keeps health open to probes', async () => {
     const body = JSON.stringify({ name: 'rebound', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'], dryRun: true });
     const evil = await raw('POST', '/api/v1/agents', { host: 'evil.example', origin: 'http://evil.example', 'content-type': 'application/json' }, body);
     expect(evil.status).toBe(403);
-    expect(JSON.parse(evil.text).error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('MCP_ALLOWED_HOSTS') });
+    expect(JSON.parse(evil.text).error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('more hosts with ALLOWED_HOSTS') });
     const origin = await raw('GET', '/api/v1/agents', { host: '127.0.0.1', origin: 'http://evil.example' });
     expect(origin.status).toBe(403);
     expect((await raw('GET', '/healthz', { host: '10.1.2.3:8080' })).status).toBe(200);

@@ -13,7 +13,7 @@ import { AppModule } from './app.module.js';
 import { refuseBeforeBody, rejectInvalidUtf8, verifyUtf8 } from './bounded-input.js';
 import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
-import { hardenHttp, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
+import { hardenHttp, requireJsonBodies, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
 import { observeHttp, serveMetrics } from './http-telemetry.js';
 import { buildOpenApi, serveApiDocs } from './openapi.js';
 
@@ -45,6 +45,7 @@ export function processLog(config: AppConfig, option: boolean | 'stderr' | undef
 /** Builds the whole service (both doors) without listening: main.ts and the e2e suites share it. */
 export async function createApp(config: AppConfig, options: { logger?: boolean | 'stderr' } = {}): Promise<INestApplication> {
   const log = processLog(config, options.logger);
+  for (const deprecation of config.deprecations) log.warn({ context: 'Config' }, deprecation);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     logger: new PinoNestLogger(log),
     bodyParser: false,
@@ -59,6 +60,7 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   serveProtectedResourceMetadata(app, config);
   requireMcpBearer(app, config);
   refuseBeforeBody(app);
+  requireJsonBodies(app);
   // express's own parser: Nest's useBodyParser keeps `verify` for its rawBody option.
   app.use(json({ limit: config.BODY_LIMIT_BYTES, verify: verifyUtf8 }));
   rejectInvalidUtf8(app);

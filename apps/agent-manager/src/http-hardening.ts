@@ -16,13 +16,17 @@ export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 
 /**
  * The HTTP door's hardening: security headers (helmet, with a CSP Swagger UI runs under), CORS only
- * for CORS_ORIGINS, the Host/Origin check of MCP_ALLOWED_HOSTS on every route but health, and the
+ * for CORS_ORIGINS, the Host/Origin check of ALLOWED_HOSTS on every route but health, and the
  * timeouts of the Node server.
  */
 export function hardenHttp(app: NestExpressApplication, config: AppConfig): void {
   app.use(
     helmet({
-      contentSecurityPolicy: { directives: { 'img-src': ["'self'", 'data:', 'https://validator.swagger.io'] } },
+      // Served over plain HTTP inside a cluster too: no upgrade-insecure-requests (the browser would fetch
+      // Swagger UI's scripts over https and show a blank page) and no external host (the validator badge is off).
+      contentSecurityPolicy: {
+        directives: { 'img-src': ["'self'", 'data:'], 'font-src': ["'self'", 'data:'], 'style-src': ["'self'", "'unsafe-inline'"], 'upgrade-insecure-requests': null },
+      },
       // Swagger UI and the OpenAPI document are fetched from other origins only when CORS_ORIGINS says so.
       crossOriginResourcePolicy: { policy: config.CORS_ORIGINS.length > 0 ? 'cross-origin' : 'same-origin' },
     }),
@@ -32,15 +36,33 @@ export function hardenHttp(app: NestExpressApplication, config: AppConfig): void
   }
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (HEALTH.test(req.path)) return next();
-    const refused = refusedHost({ host: req.headers.host, origin: req.headers.origin }, config.MCP_ALLOWED_HOSTS);
+    const refused = refusedHost({ host: req.headers.host, origin: req.headers.origin }, config.ALLOWED_HOSTS);
     if (refused === null) return next();
-    const message = `${refused} is not an allowed host (DNS rebinding protection); the operator allows more hosts with MCP_ALLOWED_HOSTS`;
+    const message = `${refused} is not an allowed host (DNS rebinding protection); the operator allows more hosts with ALLOWED_HOSTS`;
     if (req.path.startsWith('/mcp')) return res.status(403).json({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: ${message}` }, id: null });
     res.status(403).json(new AppError('forbidden', message).toBody());
   });
   const server = app.getHttpServer() as Server;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
+}
+
+const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * REST reads JSON bodies only: one sent as anything else (curl -d sends a form) would be read as no
+ * body at all and refused for fields it does carry, so it is refused naming the header instead.
+ * DELETE refuses any body itself (its arguments are query parameters).
+ */
+export function requireJsonBodies(app: NestExpressApplication): void {
+  app.use('/api', (req: Request, res: Response, next: NextFunction) => {
+    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    if (!WITH_BODY.has(req.method) || !hasBody || req.is('application/json')) return next();
+    const type = req.headers['content-type'];
+    const sent = type === undefined ? 'with no Content-Type' : `as ${JSON.stringify(type)}`;
+    const message = `the body was sent ${sent}, so it cannot be read: send it as JSON with the header Content-Type: application/json`;
+    res.status(400).json(AppError.invalid([{ path: 'Content-Type', message }], message).toBody());
+  });
 }
 
 /**

@@ -61,7 +61,7 @@ function secured(document: OpenAPIObject): OpenAPIObject {
         content: { 'application/json': { schema: error, example: UNAUTHENTICATED } },
       };
       operation.responses['403'] ??= {
-        description: 'forbidden: the policy does not grant this operation in this namespace to this principal (or a Host/Origin outside MCP_ALLOWED_HOSTS)',
+        description: 'forbidden: the policy does not grant this operation in this namespace to this principal (or a Host/Origin outside ALLOWED_HOSTS)',
         content: { 'application/json': { schema: error, example: FORBIDDEN } },
       };
     }
@@ -103,7 +103,8 @@ export function serveApiDocs(app: NestExpressApplication, uiPath: string, jsonPa
         return Reflect.get(target, key) as unknown;
       },
     });
-    SwaggerModule.setup(uiPath, onRouter, await document(), { jsonDocumentUrl: jsonPath, raw: ['json'] });
+    // validatorUrl null: no badge fetched from validator.swagger.io, which a cluster without egress cannot reach.
+    SwaggerModule.setup(uiPath, onRouter, await document(), { jsonDocumentUrl: jsonPath, raw: ['json'], swaggerOptions: { validatorUrl: null } });
   };
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (!mine.test(req.path)) return next();

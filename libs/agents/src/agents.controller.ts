@@ -46,6 +46,7 @@ import {
   NAMESPACE_SCHEMA,
   REQUEST_EXAMPLES,
   RevisionsQueryDto,
+  WRITE_EXAMPLE_AGENT,
   RollbackAgentDto,
   UpdateAgentDto,
   ValidateAgentDto,
@@ -136,12 +137,17 @@ const writeHeaders = [
 const ifMatch = ApiHeader({
   name: 'If-Match',
   required: false,
-  description: 'The ETag of the agent ("<version>"): a stale write is refused with 412 naming the current version',
+  description: 'The ETag of the agent, its version in double quotes (e.g. "3", the ETag header of GET): a stale write is refused with 412 naming the current version',
   schema: { type: 'string', pattern: '^\\s*(\\*|(W/)?("\\d{1,10}"|\\d{1,10}))\\s*$' },
 });
 const agentPath = [
   ApiParam({ name: 'namespace', description: 'The Kubernetes namespace of the agent', schema: { ...NAMESPACE_SCHEMA } }),
   ApiParam({ name: 'name', description: 'The agent name', schema: { ...AGENT_NAME_SCHEMA } }),
+];
+/** The path of writes: its example names no agent an example creates, so Execute unchanged changes nothing. */
+const writePath = [
+  agentPath[0],
+  ApiParam({ name: 'name', description: "The agent name; the example names none: put the agent's", schema: { ...AGENT_NAME_SCHEMA, example: WRITE_EXAMPLE_AGENT } }),
 ];
 /**
  * A query DTO's properties as query parameters with every schema keyword the DTO states
@@ -382,8 +388,8 @@ export class AgentsController {
     summary: 'Update an agent: fields sent replace theirs (toolset, labels, annotations whole); fields omitted are kept',
     description: 'Upgrades the helm release and records a new revision; an update that changes nothing runs no helm (changed: false). The example body is a dry run. The same as the MCP tool update_agent.',
   })
-  @(agentPath[0])
-  @(agentPath[1])
+  @(writePath[0])
+  @(writePath[1])
   @ApiBody({ type: UpdateAgentDto, examples: dryRunBody('Dry run: add server:github to the toolset (writes nothing)', REQUEST_EXAMPLES.update) })
   @errors([...writeHeaders, ifMatch])
   @ApiResponse({ status: 200, description: 'The values before and after (ETag: the new version)', type: UpdateResultDto })
@@ -403,9 +409,9 @@ export class AgentsController {
     summary: 'Delete an agent: uninstalls its release; the record and history are kept as deleted',
     description: 'Arguments come in the query (a body is refused). The same as the MCP tool delete_agent.',
   })
-  @(agentPath[0])
-  @(agentPath[1])
-  @ApiQuery({ name: 'dryRun', required: false, type: Boolean, description: 'Answer as the delete would, remove nothing' })
+  @(writePath[0])
+  @(writePath[1])
+  @ApiQuery({ name: 'dryRun', required: false, description: 'Answer as the delete would, remove nothing (the example is a dry run: choose false to delete)', schema: { type: 'boolean', example: true } })
   @errors([...writeHeaders, ifMatch])
   @ApiResponse({ status: 200, description: 'What was removed (or would be)', type: DeleteResultDto })
   @errors(WRITE_ERRORS)
@@ -458,8 +464,8 @@ export class AgentsController {
     summary: "Roll back to a revision's values; the rollback is recorded as a new revision",
     description: 'Applies the values of an earlier revision with helm and records them as a new revision. The example body is a dry run. The same as the MCP tool rollback_agent.',
   })
-  @(agentPath[0])
-  @(agentPath[1])
+  @(writePath[0])
+  @(writePath[1])
   @ApiBody({ type: RollbackAgentDto, examples: dryRunBody('Dry run: back to revision 1 (writes nothing)', REQUEST_EXAMPLES.rollback) })
   @errors([...writeHeaders, ifMatch])
   @ApiResponse({ status: 200, description: 'The values before and after (ETag: the new version)', type: RollbackResultDto })
@@ -472,9 +478,24 @@ export class AgentsController {
     etag(res, result.agent);
     return result;
   }
+}
+
+/** The journal on REST, under its own tag (a method tag adds to the class's, so it lives apart from the agents). */
+@ApiTags('audit')
+@Controller('api/v1')
+@UseInterceptors(RestContextInterceptor)
+export class AuditController {
+  private readonly access: AgentAccess;
+
+  constructor(
+    private readonly agents: AgentsService,
+    authorizer: Authorizer,
+    repository: AgentsRepository,
+  ) {
+    this.access = new AgentAccess(authorizer, repository);
+  }
 
   @Get('operations')
-  @ApiTags('audit')
   @ApiOperation({
     operationId: 'listOperations',
     summary: 'The audit trail: every write and every refusal by authorization, newest first',

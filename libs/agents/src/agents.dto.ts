@@ -302,6 +302,9 @@ export class ListAgentsQueryDto {
  * requestId (a copied key would make the next user's write a 409), so executing one unchanged
  * writes nothing.
  */
+/** The agent the examples of writes on a path (and adopt) name: none that an example creates. */
+export const WRITE_EXAMPLE_AGENT = 'example-agent';
+
 export const REQUEST_EXAMPLES = {
   create: {
     name: 'incident-helper',
@@ -313,6 +316,8 @@ export const REQUEST_EXAMPLES = {
   update: { toolset: ['preset:read-only', 'workflow:incident-triage', 'server:github'], dryRun: true },
   validate: { name: 'incident-helper', namespace: 'agents', modelConfig: 'default-model-config', toolset: ['preset:read-only', 'workflow:incident-triage'] },
   rollback: { revision: 1, dryRun: true },
+  reconcile: { dryRun: true },
+  adopt: { namespace: 'agents', name: WRITE_EXAMPLE_AGENT, dryRun: true },
 } as const;
 
 const OUTCOME_VALUES = ['pending', 'succeeded', 'failed', 'refused'] as const;
@@ -320,7 +325,7 @@ const OPERATION_NAME = /^[a-z][a-z_]{0,63}$/;
 
 /** The filters of the audit trail (GET /api/v1/operations, list_operations). */
 export class ListOperationsQueryDto {
-  @ApiPropertyOptional({ description: 'Only entries of this principal (token:<name>, an OIDC username, local:<user>, anonymous)', example: 'token:ci-platform', maxLength: 253 })
+  @ApiPropertyOptional({ description: 'Only entries of this principal: token:NAME (an API token), an OIDC username, local:USER (stdio) or anonymous', example: 'token:ci-platform', maxLength: 253 })
   @Optional()
   @IsString()
   @MinLength(1)

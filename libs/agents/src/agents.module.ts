@@ -3,7 +3,7 @@ import { HelmClient, HelmModule, HelmReleases } from '@app/helm';
 import { KubeModule } from '@app/kube';
 import { McpModule } from '@app/mcp';
 import { Metrics } from '@app/telemetry';
-import { AgentsController } from './agents.controller.js';
+import { AgentsController, AuditController } from './agents.controller.js';
 import { AgentLeaseRepository } from './agent-lease.repository.js';
 import { AgentWrites } from './agent-writes.service.js';
 import { AgentsRepository } from './agents.repository.js';
@@ -39,7 +39,7 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [AgentsController, ReconcileController],
+  controllers: [AgentsController, AuditController, ReconcileController],
   providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics],
   exports: [AgentsService, AgentsRepository, ServiceInfoService, AgentWrites, Reconciler],
 })

@@ -1,7 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import type { Response } from 'express';
 import { errorExample, ErrorResponseDto, parseInput, RestContextInterceptor } from '@app/agents';
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags, type ErrorBody } from '@app/common';
 import {
+  BLUEPRINT_REQUEST_EXAMPLES,
   BlueprintRefDto,
   CreateBlueprintDto,
   GetBlueprintQueryDto,
@@ -34,6 +36,12 @@ const held = error(
   ]),
 );
 const path = ApiParam({ name: 'name', description: "The blueprint's name (its MCP tool's name)", schema: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,62}$', example: NAME } });
+/** The path of writes without a dry run: its example names no blueprint an example creates, so Execute unchanged changes nothing. */
+const writePath = ApiParam({
+  name: 'name',
+  description: "The blueprint's name (its MCP tool's name); the example names none: put the blueprint's",
+  schema: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,62}$', example: 'example_blueprint' },
+});
 
 function ref(params: Record<string, string>): string {
   return parseInput(BlueprintRefDto, { name: params.name }).name;
@@ -61,12 +69,15 @@ export class BlueprintsController {
     summary: 'Create a blueprint (version 1) and serve its tool',
     description: "Checks the name (grammar, not another tool's, not another blueprint's) and the body (fixed values by create_agent's rules, the fixed/open partition, defaults) and refuses with one 400 naming every problem. The same as the MCP tool create_blueprint.",
   })
-  @ApiBody({ type: CreateBlueprintDto })
+  @ApiBody({ type: CreateBlueprintDto, examples: { dryRun: { summary: 'Dry run of the incident_helper blueprint (writes nothing)', value: BLUEPRINT_REQUEST_EXAMPLES.create } } })
   @ApiResponse({ status: 201, type: BlueprintDto, description: 'Created: version 1 is active and its tool is served' })
+  @ApiResponse({ status: 200, type: BlueprintDto, description: 'Dry run: the blueprint as version 1 would be stored; nothing was' })
   @invalid
   @(error(409, 'conflict: a blueprint of that name exists', errorExample('conflict', `blueprint ${NAME} already exists: save a new version of it (save_blueprint_version) or choose another name`)))
-  create(@Body() body: unknown): Promise<BlueprintDto> {
-    return this.blueprints.create(body ?? {});
+  async create(@Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<BlueprintDto> {
+    const created = await this.blueprints.create(body ?? {});
+    if ((body as { dryRun?: unknown } | undefined)?.dryRun === true) res.status(200);
+    return created;
   }
 
   @Post('validate')
@@ -107,7 +118,7 @@ export class BlueprintsController {
 
   @Post(':name/versions')
   @HttpCode(201)
-  @path
+  @writePath
   @ApiOperation({ operationId: 'saveBlueprintVersion', summary: 'Save a new version and make it active', description: 'Checked as a create is; a conflicted blueprint answers 409 (delete-only). The same as the MCP tool save_blueprint_version.' })
   @ApiBody({ type: SaveBlueprintVersionDto })
   @ApiResponse({ status: 201, type: BlueprintDto, description: 'The new version is active and its tool is served' })
@@ -120,7 +131,7 @@ export class BlueprintsController {
 
   @Post(':name/rollback')
   @HttpCode(200)
-  @path
+  @writePath
   @ApiOperation({ operationId: 'rollbackBlueprint', summary: 'Make an earlier version active again, as a new version', description: 'The earlier body is checked again by the create rules. The same as the MCP tool rollback_blueprint.' })
   @ApiBody({ type: RollbackBlueprintDto })
   @ApiResponse({ status: 200, type: BlueprintDto, description: 'The new version (the earlier body) is active' })
@@ -133,7 +144,7 @@ export class BlueprintsController {
 
   @Post(':name/rename')
   @HttpCode(200)
-  @path
+  @writePath
   @ApiOperation({ operationId: 'renameBlueprint', summary: 'Rename a blueprint and its tool', description: 'The new tool is bound before the old is removed; refused with 409 while agents hold the blueprint. The same as the MCP tool rename_blueprint.' })
   @ApiBody({ type: RenameBlueprintDto })
   @ApiResponse({ status: 200, type: BlueprintDto, description: 'Renamed' })
@@ -145,7 +156,7 @@ export class BlueprintsController {
   }
 
   @Delete(':name')
-  @path
+  @writePath
   @ApiOperation({ operationId: 'deleteBlueprint', summary: 'Delete a blueprint and stop serving its tool', description: 'Refused with 409 listing every holder while agents created from it are active; clears a conflicted blueprint. The same as the MCP tool delete_blueprint.' })
   @ApiResponse({ status: 200, type: DeleteBlueprintResultDto, description: 'Deleted with its versions' })
   @invalid
@@ -171,14 +182,14 @@ export class BlueprintsController {
 
   @Post(':name/upgrade')
   @HttpCode(200)
-  @path
+  @writePath
   @ApiOperation({
     operationId: 'upgradeBlueprintAgents',
     summary: 'Move holders on older versions to the active version',
     description:
       'Each agent through update_agent (its own journal entry, If-Match on the version read), continuing past failures; answers per agent updated, unchanged or failed with the reason. dryRun answers the values before and after. The same as the MCP tool upgrade_blueprint_agents.',
   })
-  @ApiBody({ type: UpgradeBlueprintAgentsDto })
+  @ApiBody({ type: UpgradeBlueprintAgentsDto, examples: { dryRun: { summary: "Dry run: every holder's values before and after (changes nothing)", value: BLUEPRINT_REQUEST_EXAMPLES.upgrade } } })
   @ApiResponse({ status: 200, type: UpgradeResultDto, description: 'Per agent: what was (or would be) done' })
   @invalid
   @notFound

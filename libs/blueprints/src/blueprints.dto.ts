@@ -76,7 +76,18 @@ export class BlueprintBodyDto {
 export class CreateBlueprintDto extends BlueprintBodyDto {
   @BlueprintName()
   name: string;
+
+  @ApiPropertyOptional({ description: 'Run every check and answer the blueprint as version 1 would be stored; store nothing, serve no tool', default: false })
+  @Optional()
+  @IsBoolean()
+  dryRun?: boolean;
 }
+
+/** Example bodies Swagger UI offers: unchanged, they write nothing. */
+export const BLUEPRINT_REQUEST_EXAMPLES = {
+  create: { name: 'incident_helper', ...EXAMPLE_BODY, dryRun: true },
+  upgrade: { dryRun: true },
+} as const;
 
 export class SaveBlueprintVersionDto extends BlueprintBodyDto {
   @ApiPropertyOptional({ description: 'Refuse with 409 unless the latest version is still this one', type: 'integer', minimum: 1, maximum: MAX_VERSION, example: 1 })

@@ -94,6 +94,7 @@ export class BlueprintsService {
     const nameRead = violations.some((v) => v.path === 'name');
     const problems = [...violations, ...(await this.createProblems(nameRead ? null : input.name, bodyOf(input)))];
     if (problems.length > 0) throw invalidBody(problems);
+    if (input.dryRun === true) return firstVersionPreview(input, OperationContexts.current().actor);
     const record = await this.repository.create(input.name, { body: normalizeBody(bodyOf(input)), note: input.note, owner: 'operator' }, this.writer('create_blueprint'));
     return this.written(record);
   }
@@ -312,6 +313,14 @@ export class BlueprintsService {
   private authorize(operation: string, name?: string): Promise<void> {
     return this.access.authorize(operation, { namespace: EVERYWHERE, name });
   }
+}
+
+/** A create's dry run: the blueprint as version 1 would be stored now, by this actor; nothing is. */
+function firstVersionPreview(input: CreateBlueprintDto, actor: string): BlueprintDto {
+  const now = new Date();
+  const body = normalizeBody(bodyOf(input));
+  const record = { id: '', name: input.name, activeVersion: 1, latestVersion: 1, owner: 'operator' as const, seedDigest: null, createdAt: now, updatedAt: now, createdBy: actor, updatedBy: actor, body };
+  return blueprintView(record, null, { version: 1, body, note: input.note ?? null, rolledBackTo: null, createdAt: now, createdBy: actor });
 }
 
 /** Holders the caller may not read, counted under the namespace patterns that let someone delete them. */

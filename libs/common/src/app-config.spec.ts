@@ -63,6 +63,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ JOURNAL_RETENTION_DAYS: '7' }).JOURNAL_RETENTION_DAYS).toBe(7);
   });
 
+  it('reads ALLOWED_HOSTS, and the old MCP_ALLOWED_HOSTS as its alias with a deprecation warning', () => {
+    expect(loadConfig({})).toMatchObject({ ALLOWED_HOSTS: ['localhost', '127.0.0.1', '[::1]'], deprecations: [] });
+    expect(loadConfig({ ALLOWED_HOSTS: 'agents.example.com' })).toMatchObject({ ALLOWED_HOSTS: ['agents.example.com'], deprecations: [] });
+    const aliased = loadConfig({ MCP_ALLOWED_HOSTS: 'old.example.com' });
+    expect(aliased.ALLOWED_HOSTS).toEqual(['old.example.com']);
+    expect(aliased.deprecations).toEqual([expect.stringMatching(/^MCP_ALLOWED_HOSTS is deprecated: it is read as ALLOWED_HOSTS/)]);
+    const both = loadConfig({ MCP_ALLOWED_HOSTS: 'old.example.com', ALLOWED_HOSTS: 'new.example.com' });
+    expect(both.ALLOWED_HOSTS).toEqual(['new.example.com']);
+    expect(both.deprecations).toEqual([expect.stringMatching(/^MCP_ALLOWED_HOSTS is deprecated and ignored: ALLOWED_HOSTS is set/)]);
+    expect(() => loadConfig({ MCP_ALLOWED_HOSTS: 'http://old.example.com' })).toThrow(/ALLOWED_HOSTS="http:\/\/old.example.com": ALLOWED_HOSTS must be host names/);
+  });
+
   it('applies the auth and hardening defaults: auth off, loopback, no CORS', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({

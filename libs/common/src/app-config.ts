@@ -110,16 +110,20 @@ export class AppConfig {
   MCP_IGNORED_QUERY_KEYS: string[];
 
   /**
-   * Host names (any port) that /mcp answers, against DNS rebinding: a request whose Host or Origin
-   * names another host is refused with 403. `*` allows any (behind an ingress that checks Host).
+   * Host names (any port) that every route but /healthz, /readyz and /metrics answers (REST, /docs,
+   * /mcp), against DNS rebinding: a request whose Host or Origin names another host is refused with
+   * 403. `*` allows any (behind an ingress that checks Host). MCP_ALLOWED_HOSTS is its old name.
    */
   @Transform(({ value }) => commaList(value === undefined || value === '' ? 'localhost,127.0.0.1,[::1]' : value))
-  @ArrayMinSize(1, { message: 'MCP_ALLOWED_HOSTS must name at least one host, e.g. localhost,127.0.0.1,[::1], or * for any' })
+  @ArrayMinSize(1, { message: 'ALLOWED_HOSTS must name at least one host, e.g. localhost,127.0.0.1,[::1], or * for any' })
   @Matches(/^(\*|\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?)$/, {
     each: true,
-    message: 'MCP_ALLOWED_HOSTS must be host names without port or scheme, comma-separated (IPv6 in brackets: [::1]), or *',
+    message: 'ALLOWED_HOSTS must be host names without port or scheme, comma-separated (IPv6 in brackets: [::1]), or *',
   })
-  MCP_ALLOWED_HOSTS: string[];
+  ALLOWED_HOSTS: string[];
+
+  /** Settings read under an old name: one sentence each, logged as a warning at start. */
+  deprecations: string[] = [];
 
   /** How long a replica's lock on one agent lasts without renewal; a dead replica's lock is taken over after it. */
   @Transform(({ value }) => numberSetting(value, 30))
@@ -375,14 +379,16 @@ function commaList(value: unknown): string[] {
 
 const EMPTY_MEANS_EMPTY = new Set(['MCP_IGNORED_QUERY_KEYS']);
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'MCP_ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'BLUEPRINTS_FILE'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'BLUEPRINTS_FILE'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   // A variable set to nothing (or blanks) is unset, as most of them always read it; except where an
   // empty list is a choice of its own (MCP_IGNORED_QUERY_KEYS="" ignores no query key).
-  const raw = Object.fromEntries(KEYS.map((k) => [k, EMPTY_MEANS_EMPTY.has(k) || env[k]?.trim() !== '' ? env[k] : undefined]));
+  const { env: renamed, deprecations } = oldNames(env);
+  const raw = Object.fromEntries(KEYS.map((k) => [k, EMPTY_MEANS_EMPTY.has(k) || renamed[k]?.trim() !== '' ? renamed[k] : undefined]));
   const config = plainToInstance(AppConfig, raw);
+  config.deprecations = deprecations;
   const errors = validateSync(config, { forbidUnknownValues: false });
   if (errors.length > 0) {
     const lines = errors.map((e) => `${e.property}=${JSON.stringify(shown(e.property, raw[e.property] ?? ''))}: ${Object.values(e.constraints ?? {}).join('; ')}`);
@@ -392,6 +398,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (conflicts.length > 0) throw new ConfigError(`invalid configuration:\n  ${conflicts.join('\n  ')}`);
   config.KUBE_IMPERSONATE ??= config.authEnabled;
   return config;
+}
+
+/** Settings renamed, old name to new: the old name is still read (and warned about) when the new one is unset. */
+const RENAMED: Record<string, string> = { MCP_ALLOWED_HOSTS: 'ALLOWED_HOSTS' };
+
+function oldNames(env: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; deprecations: string[] } {
+  const renamed = { ...env };
+  const deprecations: string[] = [];
+  for (const [old, name] of Object.entries(RENAMED)) {
+    if (env[old] === undefined || env[old].trim() === '') continue;
+    if (env[name] === undefined || env[name].trim() === '') {
+      renamed[name] = env[old];
+      deprecations.push(`${old} is deprecated: it is read as ${name}, which the same value should be set as (${old} will be removed)`);
+    } else {
+      deprecations.push(`${old} is deprecated and ignored: ${name} is set and wins; drop ${old}`);
+    }
+  }
+  return { env: renamed, deprecations };
 }
 
 /** A refused value as the message repeats it: a database URL without its password (the message goes to the log). */

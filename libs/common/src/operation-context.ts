@@ -40,6 +40,8 @@ export interface OperationContext {
   /** Set by OperationContexts.asService: cluster calls made now use the service's own credentials (recovery, reconcile). */
   asService?: boolean;
   facts: CallFacts;
+  /** Where a long call's steps are told to the caller as they happen (an MCP tool call's log notifications). */
+  progress?: (step: string) => Promise<void>;
 }
 
 /** Whom a helm call or Kubernetes read impersonates (helm --kube-as-user/--kube-as-group; Impersonate-User/-Group). */
@@ -83,6 +85,16 @@ export const OperationContexts = {
     known.operation ??= facts.operation;
     known.agent ??= facts.agent;
     if (facts.outcome !== undefined) known.outcome = facts.outcome;
+  },
+
+  /** Runs `fn` with the current context, its steps told to `report` (OperationContexts.step). */
+  withProgress<T>(report: (step: string) => Promise<void>, fn: () => T): T {
+    return storage.run({ ...OperationContexts.current(), progress: report }, fn);
+  },
+
+  /** Tells the caller, if it listens, the step the call takes now; never fails the call. */
+  async step(step: string): Promise<void> {
+    await storage.getStore()?.progress?.(step).catch(() => undefined);
   },
 
   /**

@@ -103,8 +103,10 @@ export class McpServerFactory {
       const writes = !spec.annotations.readOnlyHint && args.dryRun !== true;
       const target = typeof args.namespace === 'string' && typeof args.name === 'string' ? ` ${args.namespace}/${args.name}` : '';
       try {
-        if (writes) await log('info', `${name}${target}: started: validating, then applying the helm release to the cluster (this can take a while)`);
-        const result = await spec.run(args, { toolsets, door });
+        if (writes) await log('info', `${name}${target}: started: checking the request`);
+        // Only a write that passed its checks runs helm; the pipeline says which helm step when it does.
+        const step = (message: string) => log('info', `${name}${target}: ${message} (this can take a while)`);
+        const result = await (writes ? OperationContexts.withProgress(step, () => spec.run(args, { toolsets, door })) : spec.run(args, { toolsets, door }));
         if (writes) await log('info', `${name}${target}: done`);
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
       } catch (error) {

@@ -46,9 +46,9 @@ export class McpController {
       refuse(res, 400, `Bad Request: ${malformed}; send the host name (and port) the service is reached by`);
       return false;
     }
-    const refused = refusedHost({ host: req.headers.host, origin: req.headers.origin }, this.config.MCP_ALLOWED_HOSTS);
+    const refused = refusedHost({ host: req.headers.host, origin: req.headers.origin }, this.config.ALLOWED_HOSTS);
     if (refused === null) return true;
-    refuse(res, 403, `Forbidden: ${refused} is not an allowed host for /mcp (DNS rebinding protection); the operator allows more hosts with MCP_ALLOWED_HOSTS`);
+    refuse(res, 403, `Forbidden: ${refused} is not an allowed host for /mcp (DNS rebinding protection); the operator allows more hosts with ALLOWED_HOSTS`);
     return false;
   }
 }

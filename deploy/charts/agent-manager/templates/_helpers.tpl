@@ -48,12 +48,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- else if .Values.auth.policy.inline }}{{ include "agent-manager.fullname" . }}-policy{{ end }}
 {{- end }}
 
-{{/* The Host/Origin names /mcp and REST accept: the Service's DNS names, loopback, and mcp.allowedHosts. */}}
+{{/* ALLOWED_HOSTS, the Host/Origin names REST, /docs and /mcp accept: the Service's DNS names, loopback, the public host, allowedHosts (and mcp.allowedHosts, its old key). */}}
 {{- define "agent-manager.allowedHosts" -}}
 {{- $name := include "agent-manager.fullname" . }}
 {{- $hosts := list $name (printf "%s.%s" $name .Release.Namespace) (printf "%s.%s.svc" $name .Release.Namespace) (printf "%s.%s.svc.cluster.local" $name .Release.Namespace) "localhost" "127.0.0.1" }}
 {{- if .Values.auth.publicUrl }}{{ $hosts = append $hosts (urlParse .Values.auth.publicUrl).hostname }}{{ end }}
-{{- concat $hosts .Values.mcp.allowedHosts | uniq | join "," }}
+{{- concat $hosts .Values.allowedHosts .Values.mcp.allowedHosts | uniq | join "," }}
 {{- end }}
 
 {{- define "agent-manager.terminationGracePeriodSeconds" -}}

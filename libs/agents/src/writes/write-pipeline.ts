@@ -5,12 +5,15 @@ import { HelmClient } from '@app/helm';
 import { chartValuesOf, type AgentRecord, type OperationRecord } from '../agents.records.js';
 import { AgentsRepository, type RecordedAnswer } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
-import type { ChartValues } from '../agents.types.js';
+import type { ChartValues, OperationKind } from '../agents.types.js';
 import { agentView } from '../agents.views.js';
 import { auditOf } from '../audit/audit.records.js';
 import { AgentWrites, UncertainWrite, type ClaimedKey, type HeldLease } from '../agent-writes.service.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
+
+/** What the one helm call of each kind does, as the caller is told before it runs. */
+const HELM_STEP: Record<OperationKind, string> = { create: 'installing', update: 'upgrading', rollback: 'rolling back', delete: 'uninstalling' };
 
 /**
  * The order every write follows, written once: idempotency claim → (a dry run: checks and its
@@ -101,6 +104,7 @@ export class WritePipeline {
         idempotencyKey: claimed?.key,
         ...plan.journal(checked),
       });
+      await OperationContexts.step(`checks passed: ${HELM_STEP[plan.kind]} the helm release ${namespace}/${name}`);
       const applied = await this.journaled(operation, () => plan.apply(checked, stuck));
       // The answer is composed inside the record transaction and kept there with the key's claim.
       let answer: A | undefined;
