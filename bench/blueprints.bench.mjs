@@ -29,7 +29,9 @@ const body = (name) => ({
 async function json(base, method, path, payload, headers = {}) {
   const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json', ...headers }, body: payload === undefined ? undefined : JSON.stringify(payload) });
   const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+  // an MCP answer may come as one server-sent event: its data line is the JSON-RPC message
+  const data = text.startsWith('event:') ? text.split('\n').find((line) => line.startsWith('data: '))?.slice(6) : text;
+  return { status: res.status, text, body: data ? JSON.parse(data) : undefined, headers: res.headers };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -89,7 +91,7 @@ async function run(provider, databaseUrl) {
       if ((i + 1) % 100 === 0) {
         figures.createMs.push({ at: i + 1, median: median(batch), max: Math.max(...batch) });
         batch = [];
-        if ((i + 1) % 1000 === 0) log(`${provider}: ${i + 1} created, create median ${median(figures.createMs.at(-1) ? [figures.createMs.at(-1).median] : [0]).toFixed(1)} ms, RSS ${service.rssMiB().toFixed(0)} MiB`);
+        if ((i + 1) % 1000 === 0) log(`${provider}: ${i + 1} created, create median of the last 100 ${figures.createMs.at(-1).median.toFixed(1)} ms, RSS ${service.rssMiB().toFixed(0)} MiB`);
       }
     }
     figures.rssAfterAll = service.rssMiB();
