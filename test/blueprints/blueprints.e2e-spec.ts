@@ -180,10 +180,11 @@ describe('blueprints end to end (REST and MCP)', () => {
     // A body a later release's rules refuse, as if stored before they tightened.
     const store = t.app.get(Store);
     const row = await store.client.blueprint.findUniqueOrThrow({ where: { name: 'stale_one' } });
-    await store.client.blueprintVersion.updateMany({
-      where: { blueprintId: row.id },
-      data: { body: { ...HELPER, name: undefined, note: undefined, fixed: { ...HELPER.fixed, toolset: ['label:team=sre'] } } as never },
-    });
+    const stale = { ...HELPER, name: undefined, note: undefined, fixed: { ...HELPER.fixed, toolset: ['label:team=sre'] } } as never;
+    await store.client.blueprintVersion.updateMany({ where: { blueprintId: row.id }, data: { body: stale } });
+    // written as a write is: the row's active body and generation, and the store's generation
+    const { value } = await store.client.storeGeneration.update({ where: { key: 'blueprints' }, data: { value: { increment: 1 } } });
+    await store.client.blueprint.update({ where: { id: row.id }, data: { activeBody: stale, generation: value } });
     await t.app.get(BlueprintCatalog).sync();
     const listed = (await rest(t.url, 'GET', '/api/v1/blueprints')).body.items.find((b: { name: string }) => b.name === 'stale_one');
     expect(listed).toMatchObject({ conflicted: true, conflictedReason: expect.stringMatching(/fixed\.toolset\[0\]/) });

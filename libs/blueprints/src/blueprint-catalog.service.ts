@@ -15,21 +15,40 @@ export const BLUEPRINT_POLL_MS = 1000;
 /** The toolset every healthy blueprint's tool is served in (docs/contract.md §9). */
 export const BLUEPRINTS_TOOLSET = 'blueprints';
 
-interface Served {
+/** How many rows one read of the catalog's sync takes. */
+const SYNC_PAGE = 500;
+
+/** What the catalog knows of one stored blueprint. */
+interface Known {
+  name: string;
   /** The version and body the tool was built from: a change of either rebuilds it. */
   key: string;
+  /** Whether its tool is served (false: conflicted). */
+  served: boolean;
+}
+
+/** One sync's changes, applied only once the store was read whole: tools to serve, names to stop serving, what is known (null: deleted). */
+interface Changes {
+  added: ToolSpec[];
+  removed: string[];
+  known: Map<string, Known | null>;
 }
 
 /**
  * Serves each healthy blueprint as its own MCP tool (toolset `blueprints`) and keeps the set in step
  * with the store: after every local write, and on every replica within a second of another's (the
- * store's blueprint generation, polled; a replica that missed changes catches up from it). A
- * conflicted blueprint is not served. A changed tool is bound before an old name is removed.
+ * store's blueprint generation, polled; a replica that missed changes catches up from it). A sync
+ * reads only the rows written after the generation it saw last, a page at a time, and the ids only
+ * when the count says some were deleted. A conflicted blueprint is not served. A changed tool is
+ * bound before an old name is removed.
  */
 @Injectable()
 export class BlueprintCatalog implements OnModuleDestroy {
   private readonly logger = new Logger('Blueprints');
-  private readonly served = new Map<string, Served>();
+  /** Every stored blueprint by id, served or not. */
+  private readonly known = new Map<string, Known>();
+  /** The names of the tools served. */
+  private readonly served = new Set<string>();
   private readonly reported = new Map<string, string>();
   private readonly access: AgentAccess;
   private chain: Promise<void> = Promise.resolve();
@@ -56,8 +75,9 @@ export class BlueprintCatalog implements OnModuleDestroy {
 
   onModuleDestroy(): void {
     if (this.timer) clearInterval(this.timer);
-    this.registry.removeTools([...this.served.keys()]);
+    this.registry.removeTools([...this.served]);
     this.served.clear();
+    this.known.clear();
     this.metrics.setBlueprintToolsServed(0);
   }
 
@@ -71,11 +91,29 @@ export class BlueprintCatalog implements OnModuleDestroy {
     return conflictOf(record.name, record.body, this.otherTools());
   }
 
+  /** Why each of a page of stored blueprints is conflicted now, or null (the other tools read once). */
+  conflicts(records: BlueprintRecord[]): (string | null)[] {
+    const others = this.otherTools();
+    return records.map((record) => conflictOf(record.name, record.body, others));
+  }
+
   /** Brings the served tools in line with the store (one sync at a time). */
   sync(): Promise<void> {
     const run = this.chain.then(() => this.apply());
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * After a write the store committed: the sync that serves it. Its failure is logged, never the
+   * write's answer (the write stands, and the next poll serves it).
+   */
+  async syncAfterWrite(): Promise<void> {
+    try {
+      await this.sync();
+    } catch (error) {
+      this.logger.warn(`serving the blueprints' tools after a write failed (the next poll retries): ${(error as Error).message}`);
+    }
   }
 
   private async poll(): Promise<void> {
@@ -88,28 +126,61 @@ export class BlueprintCatalog implements OnModuleDestroy {
 
   private async apply(): Promise<void> {
     const generation = await this.repository.generation();
-    const records = await this.repository.list();
+    const changes: Changes = { added: [], removed: [], known: new Map() };
     const others = this.otherTools();
-    const healthy = new Map<string, BlueprintRecord>();
-    for (const record of records) {
-      const reason = conflictOf(record.name, record.body, others);
-      if (reason === null) healthy.set(record.name, record);
-      else this.reportConflict(record.name, reason);
+    for (let after = ''; ; ) {
+      const records = await this.repository.writtenSince(this.seen ?? -1, after, SYNC_PAGE);
+      for (const record of records) this.update(record, others, changes);
+      if (records.length < SYNC_PAGE) break;
+      after = records[records.length - 1].id;
     }
-    for (const [name, record] of healthy) {
-      const key = `${record.activeVersion}:${canonicalJson(record.body)}`;
-      const current = this.served.get(name);
-      if (current?.key === key) continue;
-      if (current) this.registry.removeTools([name]);
-      this.registry.addTools([this.tool(name, normalizeBody(record.body as Record<string, unknown>))]);
-      this.served.set(name, { key });
-    }
-    for (const name of [...this.served.keys()].filter((n) => !healthy.has(n))) {
-      this.registry.removeTools([name]);
-      this.served.delete(name);
-    }
-    this.metrics.setBlueprintToolsServed(this.served.size);
+    const counted = this.known.size + [...changes.known.keys()].filter((id) => !this.known.has(id)).length;
+    if ((await this.repository.count()) !== counted) await this.forgetDeleted(changes);
+    this.serve(changes);
     this.seen = generation;
+  }
+
+  /** Applies a sync's changes at once: a name served again is unbound first, every other old name after the new tools are bound. */
+  private serve({ added, removed, known }: Changes): void {
+    for (const [id, entry] of known) {
+      if (entry) this.known.set(id, entry);
+      else this.known.delete(id);
+    }
+    const rebound = new Set(added.map((spec) => spec.name));
+    this.registry.removeTools(removed.filter((name) => rebound.has(name)));
+    this.registry.addTools(added);
+    this.registry.removeTools(removed.filter((name) => !rebound.has(name)));
+    for (const name of removed) this.served.delete(name);
+    for (const name of rebound) this.served.add(name);
+    this.metrics.setBlueprintToolsServed(this.served.size);
+  }
+
+  /** One row written since the last sync: served, rebuilt, renamed or withdrawn (conflicted). */
+  private update(record: BlueprintRecord, others: Set<string>, changes: Changes): void {
+    const was = changes.known.has(record.id) ? changes.known.get(record.id) : this.known.get(record.id);
+    const reason = conflictOf(record.name, record.body, others);
+    const key = `${record.activeVersion}:${canonicalJson(record.body)}`;
+    if (was?.served && was.name === record.name && was.key === key && reason === null) return;
+    if (was?.served) changes.removed.push(was.name);
+    changes.known.set(record.id, { name: record.name, key, served: reason === null });
+    if (reason !== null) this.reportConflict(record.name, reason);
+    else changes.added.push(this.tool(record.name, normalizeBody(record.body as Record<string, unknown>)));
+  }
+
+  /** Stops serving the blueprints the store no longer holds (the count told that some were deleted). */
+  private async forgetDeleted(changes: Changes): Promise<void> {
+    const stored = new Set<string>();
+    for (let after = ''; ; ) {
+      const ids = await this.repository.ids(after, SYNC_PAGE * 10);
+      ids.forEach((id) => stored.add(id));
+      if (ids.length < SYNC_PAGE * 10) break;
+      after = ids[ids.length - 1];
+    }
+    for (const [id, was] of [...this.known, ...changes.known]) {
+      if (stored.has(id) || !was) continue;
+      if (was.served) changes.removed.push(was.name);
+      changes.known.set(id, null);
+    }
   }
 
   private reportConflict(name: string, reason: string): void {
@@ -128,11 +199,12 @@ export class BlueprintCatalog implements OnModuleDestroy {
       description:
         `${body.description} ` +
         `Writes: creates an agent from blueprint ${name} (a helm release of the Generic agent chart) with the blueprint's settings; you give ${open}. ` +
-        'With dryRun: true it answers as the create would and changes nothing.',
+        'With dryRun: true it answers as the create would and changes nothing. It answers as create_agent does (its outputSchema in full).',
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       input: [],
       inputSchema: () => toolInputSchema(body),
       output: CreateResultDto,
+      shallowOutput: true,
       operations: ['create_agent', `blueprint:${name}`],
       run: (args) => this.call(name, args),
     };

@@ -7,6 +7,7 @@ import {
   BlueprintRefDto,
   CreateBlueprintDto,
   GetBlueprintQueryDto,
+  ListBlueprintsQueryDto,
   RenameBlueprintDto,
   RollbackBlueprintDto,
   SaveBlueprintVersionDto,
@@ -55,11 +56,17 @@ export class BlueprintsController {
   constructor(private readonly blueprints: BlueprintsService) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listBlueprints', summary: 'List blueprints', description: 'Every blueprint with its active version, owner and whether it is conflicted (and why); no fixed value. The same as the MCP tool list_blueprints.' })
-  @ApiResponse({ status: 200, type: BlueprintListDto, description: 'The blueprints by name' })
-  @(error(400, 'invalid_request: never for this operation; the error shape', errorExample('invalid_request', 'the request is invalid')))
-  list(): Promise<BlueprintListDto> {
-    return this.blueprints.list();
+  @ApiOperation({
+    operationId: 'listBlueprints',
+    summary: 'List blueprints',
+    description: 'The blueprints by name, a page at a time, each with its active version, owner and whether it is conflicted (and why); no fixed value. Pass nextCursor as cursor for the next page. The same as the MCP tool list_blueprints.',
+  })
+  @ApiQuery({ name: 'limit', required: false, description: 'Page size, 1 to 100', schema: { type: 'integer', minimum: 1, maximum: 100, default: 100 } })
+  @ApiQuery({ name: 'cursor', required: false, description: 'The nextCursor of the previous page', schema: { type: 'string' } })
+  @ApiResponse({ status: 200, type: BlueprintListDto, description: 'A page of the blueprints by name' })
+  @(error(400, 'invalid_request: a limit out of range, or a cursor this service did not issue', errorExample('invalid_request', 'limit must be a whole number from 1 to 100', [{ path: 'limit', message: 'limit must be a whole number from 1 to 100' }])))
+  list(@Query() query: Record<string, unknown>): Promise<BlueprintListDto> {
+    return this.blueprints.list(parseInput(ListBlueprintsQueryDto, query ?? {}));
   }
 
   @Post()

@@ -6,6 +6,8 @@ import { BLUEPRINT_NAME, CREATE_ARGUMENTS } from './blueprint.rules.js';
 const NAME_MESSAGE = 'must match ^[a-z][a-z0-9_]{0,62}$: a lower-case letter, then up to 62 lower-case letters, digits or "_" (it is the MCP tool\'s name)';
 const NAME_SCHEMA = { type: 'string', pattern: BLUEPRINT_NAME.source, maxLength: 63, example: 'incident_helper' } as const;
 const MAX_VERSION = 2_147_483_647;
+/** The largest page of list_blueprints, and its default. */
+export const BLUEPRINT_PAGE = 100;
 const STRING_MAP = { type: 'object', additionalProperties: true } as const;
 
 const EXAMPLE_BODY = {
@@ -103,6 +105,23 @@ export class ValidateBlueprintDto extends BlueprintBodyDto {
   @Allow()
   @ApiProperty({ description: 'The blueprint name: a new one is checked as a create, an existing one as a save-version', ...NAME_SCHEMA })
   name: string;
+}
+
+/** list_blueprints: a page by name; the nextCursor of the previous page continues it. */
+export class ListBlueprintsQueryDto {
+  @ApiPropertyOptional({ description: 'Page size, 1 to 100', type: 'integer', default: BLUEPRINT_PAGE, minimum: 1, maximum: BLUEPRINT_PAGE })
+  @Optional()
+  @WholeNumberText()
+  @IsInt({ message: `limit must be a whole number from 1 to ${BLUEPRINT_PAGE}` })
+  @Min(1)
+  @Max(BLUEPRINT_PAGE)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
+  @Optional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
 }
 
 export class GetBlueprintQueryDto {

@@ -32,7 +32,7 @@ export interface BlueprintVersionRecord {
  * functions are the only place that says what they hold.
  */
 
-export function toBlueprintRecord(row: BlueprintRow, active: BlueprintVersionRow | undefined): BlueprintRecord {
+export function toBlueprintRecord(row: BlueprintRow, activeBody: unknown): BlueprintRecord {
   return {
     id: row.id,
     name: row.name,
@@ -44,7 +44,7 @@ export function toBlueprintRecord(row: BlueprintRow, active: BlueprintVersionRow
     updatedAt: row.updatedAt,
     createdBy: row.createdBy,
     updatedBy: row.updatedBy,
-    body: active?.body ?? null,
+    body: activeBody ?? null,
   };
 }
 

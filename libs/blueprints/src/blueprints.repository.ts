@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { auditColumns, type AuditEntry } from '@app/agents';
 import { AppError } from '@app/common';
-import { Prisma, Store, type StoreClient } from '@app/store';
+import { Prisma, Store, type BlueprintRow, type StoreClient } from '@app/store';
 import type { BlueprintBody } from './blueprint.rules.js';
 import { toBlueprintRecord, toBlueprintVersionRecord, type BlueprintOwner, type BlueprintRecord, type BlueprintVersionRecord } from './blueprints.records.js';
 
@@ -28,6 +28,12 @@ export interface NewVersion {
   seedDigest?: string | null;
 }
 
+/** What a write stored: the blueprint and its active version. */
+export interface Written {
+  record: BlueprintRecord;
+  active: BlueprintVersionRecord;
+}
+
 /** Blueprints and their immutable versions in the configured store; every write is journaled and bumps the generation. */
 @Injectable()
 export class BlueprintsRepository {
@@ -43,20 +49,48 @@ export class BlueprintsRepository {
     return row?.value ?? 0;
   }
 
-  async list(): Promise<BlueprintRecord[]> {
-    // by code point on both providers (PostgreSQL's collation would order "_" by its own rules)
-    const rows = (await this.db.blueprint.findMany()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    if (rows.length === 0) return [];
-    const versions = await this.db.blueprintVersion.findMany({ where: { OR: rows.map((r) => ({ blueprintId: r.id, version: r.activeVersion })) } });
-    const active = new Map(versions.map((v) => [v.blueprintId, v]));
-    return rows.map((row) => toBlueprintRecord(row, active.get(row.id)));
+  /**
+   * A page of blueprints by name (code point order on both providers), after `after`: one query
+   * whose parameters are the same few whatever the number of blueprints.
+   */
+  async page(after: string | undefined, limit: number): Promise<BlueprintRecord[]> {
+    const rows = await this.db.blueprint.findMany({ where: { name: { gt: after ?? '' } }, orderBy: { name: 'asc' }, take: limit });
+    return this.records(rows);
+  }
+
+  /** A page of the blueprints written after store generation `since` (all of them for -1), by id after `afterId`. */
+  async writtenSince(since: number, afterId: string, limit: number): Promise<BlueprintRecord[]> {
+    const rows = await this.db.blueprint.findMany({ where: { generation: { gt: since }, id: { gt: afterId } }, orderBy: { id: 'asc' }, take: limit });
+    return this.records(rows);
+  }
+
+  /** A page of the blueprints' ids after `afterId`. */
+  async ids(afterId: string, limit: number): Promise<string[]> {
+    const rows = await this.db.blueprint.findMany({ where: { id: { gt: afterId } }, orderBy: { id: 'asc' }, take: limit, select: { id: true } });
+    return rows.map((row) => row.id);
+  }
+
+  async count(): Promise<number> {
+    return this.db.blueprint.count();
   }
 
   async find(name: string): Promise<BlueprintRecord | null> {
     const row = await this.db.blueprint.findUnique({ where: { name } });
-    if (!row) return null;
-    const active = await this.db.blueprintVersion.findUnique({ where: { blueprintId_version: { blueprintId: row.id, version: row.activeVersion } } });
-    return toBlueprintRecord(row, active ?? undefined);
+    return row ? (await this.records([row]))[0] : null;
+  }
+
+  /** Rows with their active bodies; a row written before the activeBody column reads its version row. */
+  private async records(rows: BlueprintRow[]): Promise<BlueprintRecord[]> {
+    const records: BlueprintRecord[] = [];
+    for (const row of rows) {
+      if (row.activeBody !== null) {
+        records.push(toBlueprintRecord(row, row.activeBody));
+        continue;
+      }
+      const active = await this.db.blueprintVersion.findUnique({ where: { blueprintId_version: { blueprintId: row.id, version: row.activeVersion } } });
+      records.push(toBlueprintRecord(row, active?.body ?? null));
+    }
+    return records;
   }
 
   async versions(id: string): Promise<BlueprintVersionRecord[]> {
@@ -70,16 +104,27 @@ export class BlueprintsRepository {
   }
 
   /** Version 1, active; refused with conflict when the name is taken (by another replica meanwhile too). */
-  async create(name: string, first: NewVersion, by: BlueprintWriter): Promise<BlueprintRecord> {
+  async create(name: string, first: NewVersion, by: BlueprintWriter): Promise<Written> {
     const id = randomUUID();
     try {
       return await this.db.$transaction(async (tx) => {
+        const generation = await this.changed(tx, name, by, { version: 1, note: first.note });
         const row = await tx.blueprint.create({
-          data: { id, name, activeVersion: 1, latestVersion: 1, owner: first.owner, seedDigest: first.seedDigest ?? null, createdBy: by.actor, updatedBy: by.actor },
+          data: {
+            id,
+            name,
+            activeVersion: 1,
+            latestVersion: 1,
+            activeBody: json(first.body),
+            generation,
+            owner: first.owner,
+            seedDigest: first.seedDigest ?? null,
+            createdBy: by.actor,
+            updatedBy: by.actor,
+          },
         });
         const version = await tx.blueprintVersion.create({ data: versionData(id, 1, first, by.actor) });
-        await this.changed(tx, name, by, { version: 1, note: first.note });
-        return toBlueprintRecord(row, version);
+        return { record: toBlueprintRecord(row, version.body), active: toBlueprintVersionRecord(version) };
       });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw exists(name);
@@ -88,33 +133,34 @@ export class BlueprintsRepository {
   }
 
   /** Appends a version and makes it active, unless another write moved the blueprint since `current` was read. */
-  async append(current: BlueprintRecord, next: NewVersion, by: BlueprintWriter): Promise<BlueprintRecord> {
+  async append(current: BlueprintRecord, next: NewVersion, by: BlueprintWriter): Promise<Written> {
     const version = current.latestVersion + 1;
     return this.db.$transaction(async (tx) => {
+      const generation = await this.changed(tx, current.name, by, { version, note: next.note, rolledBackTo: next.rolledBackTo });
       const moved = await tx.blueprint.updateMany({
         where: { id: current.id, latestVersion: current.latestVersion, name: current.name },
-        data: { activeVersion: version, latestVersion: version, owner: next.owner, seedDigest: next.seedDigest ?? null, updatedBy: by.actor },
+        data: { activeVersion: version, latestVersion: version, activeBody: json(next.body), generation, owner: next.owner, seedDigest: next.seedDigest ?? null, updatedBy: by.actor },
       });
       if (moved.count !== 1) throw raced(current.name);
       const written = await tx.blueprintVersion.create({ data: versionData(current.id, version, next, by.actor) });
-      await this.changed(tx, current.name, by, { version, note: next.note, rolledBackTo: next.rolledBackTo });
       const row = await tx.blueprint.findUniqueOrThrow({ where: { id: current.id } });
-      return toBlueprintRecord(row, written);
+      return { record: toBlueprintRecord(row, written.body), active: toBlueprintVersionRecord(written) };
     });
   }
 
   /** A new name for the blueprint and for every agent's reference to it, at once. */
-  async rename(current: BlueprintRecord, to: string, by: BlueprintWriter): Promise<BlueprintRecord> {
+  async rename(current: BlueprintRecord, to: string, by: BlueprintWriter): Promise<Written> {
     try {
       return await this.db.$transaction(async (tx) => {
+        const generation = await this.changed(tx, to, by, { renamedFrom: current.name });
         const moved = await tx.blueprint.updateMany({
           where: { id: current.id, name: current.name, latestVersion: current.latestVersion },
-          data: { name: to, owner: 'operator', updatedBy: by.actor },
+          data: { name: to, owner: 'operator', generation, updatedBy: by.actor },
         });
         if (moved.count !== 1) throw raced(current.name);
         await tx.$executeRaw`UPDATE "Agent" SET "blueprintName" = ${to} WHERE "blueprintName" = ${current.name}`;
-        await this.changed(tx, to, by, { renamedFrom: current.name });
-        return { ...current, name: to, owner: 'operator' as const, updatedBy: by.actor };
+        const active = await tx.blueprintVersion.findUniqueOrThrow({ where: { blueprintId_version: { blueprintId: current.id, version: current.activeVersion } } });
+        return { record: { ...current, name: to, owner: 'operator' as const, updatedBy: by.actor }, active: toBlueprintVersionRecord(active) };
       });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw exists(to);
@@ -130,9 +176,13 @@ export class BlueprintsRepository {
     });
   }
 
-  /** Bumps the generation and journals the write (a finished row of the audit trail). */
-  private async changed(tx: Tx, name: string, by: BlueprintWriter, request: Record<string, unknown>): Promise<void> {
-    await tx.storeGeneration.upsert({ where: { key: GENERATION }, create: { key: GENERATION, value: 1 }, update: { value: { increment: 1 } } });
+  /**
+   * Bumps the generation and journals the write (a finished row of the audit trail); answers the
+   * new generation, for the written row. The bump locks the generation's row until commit, so
+   * generations are given out in commit order: a replica that saw generation g has every row up to g.
+   */
+  private async changed(tx: Tx, name: string, by: BlueprintWriter, request: Record<string, unknown>): Promise<number> {
+    const { value } = await tx.storeGeneration.upsert({ where: { key: GENERATION }, create: { key: GENERATION, value: 1 }, update: { value: { increment: 1 } } });
     await tx.operation.create({
       data: {
         id: randomUUID(),
@@ -146,6 +196,7 @@ export class BlueprintsRepository {
         ...auditColumns(by.audit),
       },
     });
+    return value;
   }
 }
 

@@ -26,6 +26,7 @@ export class BlueprintSummaryDto {
 
 export class BlueprintListDto {
   @ApiProperty({ type: [BlueprintSummaryDto] }) items: BlueprintSummaryDto[];
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as cursor for the next page; null on the last page', example: null }) nextCursor: string | null;
 }
 
 /** One version's body and its record. */

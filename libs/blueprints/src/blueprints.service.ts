@@ -5,9 +5,12 @@ import { AppError, append, OperationContexts, type ErrorDetail } from '@app/comm
 import { BLUEPRINT_NAME, bodyProblems, invalidBody, nameProblems, normalizeBody, upgradePatch, type BlueprintBody } from './blueprint.rules.js';
 import { BlueprintCatalog } from './blueprint-catalog.service.js';
 import type { BlueprintRecord } from './blueprints.records.js';
-import { BlueprintsRepository, type BlueprintWriter } from './blueprints.repository.js';
+import { BlueprintsRepository, type BlueprintWriter, type Written } from './blueprints.repository.js';
+import { decodeCursor, encodeCursor } from './blueprints.paging.js';
 import {
+  BLUEPRINT_PAGE,
   CreateBlueprintDto,
+  type ListBlueprintsQueryDto,
   SaveBlueprintVersionDto,
   ValidateBlueprintDto,
   type BlueprintBodyDto,
@@ -65,10 +68,15 @@ export class BlueprintsService {
     this.access = new AgentAccess(authorizer, agentsRepository);
   }
 
-  async list(): Promise<BlueprintListDto> {
+  /** A page by name: one more row than asked is read to tell whether another page follows. */
+  async list(query: ListBlueprintsQueryDto): Promise<BlueprintListDto> {
     await this.authorize('list_blueprints');
-    const records = await this.repository.list();
-    return { items: records.map((record) => summaryView(record, this.catalog.conflict(record))) };
+    const limit = query.limit ?? BLUEPRINT_PAGE;
+    const records = await this.repository.page(query.cursor === undefined ? undefined : decodeCursor(query.cursor), limit + 1);
+    const page = records.slice(0, limit);
+    const reasons = this.catalog.conflicts(page);
+    const items = page.map((record, i) => summaryView(record, reasons[i]));
+    return { items, nextCursor: records.length > limit ? encodeCursor(items[limit - 1].name) : null };
   }
 
   async get(name: string, version?: number): Promise<BlueprintDto> {
@@ -147,7 +155,7 @@ export class BlueprintsService {
     const record = await this.require(name);
     await this.refuseHeld(record, 'delete');
     await this.repository.delete(record, this.writer('delete_blueprint'));
-    await this.catalog.sync();
+    await this.catalog.syncAfterWrite();
     return { name, deleted: true };
   }
 
@@ -299,10 +307,10 @@ export class BlueprintsService {
     return record;
   }
 
-  private async written(record: BlueprintRecord): Promise<BlueprintDto> {
-    await this.catalog.sync();
-    const active = await this.repository.version(record.id, record.activeVersion);
-    return blueprintView(record, this.catalog.conflict(record), active!);
+  /** The answer to a committed write, from what the write stored: nothing after the commit may fail it. */
+  private async written({ record, active }: Written): Promise<BlueprintDto> {
+    await this.catalog.syncAfterWrite();
+    return blueprintView(record, this.catalog.conflict(record), active);
   }
 
   private writer(operation: string): BlueprintWriter {

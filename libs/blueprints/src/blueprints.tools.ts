@@ -8,6 +8,7 @@ import {
   BlueprintRefDto,
   CreateBlueprintDto,
   GetBlueprintQueryDto,
+  ListBlueprintsQueryDto,
   RenameBlueprintDto,
   RollbackBlueprintDto,
   SaveBlueprintVersionDto,
@@ -98,7 +99,15 @@ export class BlueprintsTools implements OnModuleInit, OnApplicationBootstrap, On
       name, title, toolset: ADMIN_TOOLSET, description, annotations, input, output, run,
     });
     return [
-      tool('list_blueprints', 'List blueprints', 'Lists every blueprint: its description, open arguments, active version, owner (file or operator) and whether it is conflicted and why. Shows no fixed value (get_blueprint does). Writes nothing.', READ, [], BlueprintListDto, () => this.blueprints.list()),
+      tool(
+        'list_blueprints',
+        'List blueprints',
+        'Lists the blueprints by name, a page at a time (limit, up to 100; pass nextCursor as cursor for the next page): each one\'s description, open arguments, active version, owner (file or operator) and whether it is conflicted and why. Shows no fixed value (get_blueprint does). Writes nothing.',
+        READ,
+        [ListBlueprintsQueryDto],
+        BlueprintListDto,
+        (args) => this.blueprints.list(parseInput(ListBlueprintsQueryDto, args)),
+      ),
       tool('get_blueprint', 'Get a blueprint', 'Reads one blueprint and one version (the active one unless version is given), fixed values included. Writes nothing.', READ, [BlueprintRefDto, GetBlueprintQueryDto], BlueprintDto, (args) => {
         const [name, query] = split(args, GetBlueprintQueryDto);
         return this.blueprints.get(name, query.version);

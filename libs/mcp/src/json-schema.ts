@@ -81,3 +81,12 @@ function withNull(schema: JsonSchema): JsonSchema {
 function isObject(value: unknown): value is JsonSchema {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** An object schema's top-level properties with their type and description only (nested schemas dropped), and its required list. */
+export function shallowSchema(schema: JsonSchema): JsonSchema {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const shallow = Object.fromEntries(
+    Object.entries(properties).map(([key, value]) => [key, Object.fromEntries(Object.entries(value).filter(([k]) => k === 'type' || k === 'description'))]),
+  );
+  return { type: 'object', properties: shallow, ...(schema.required ? { required: schema.required } : {}), ...(schema.description ? { description: schema.description } : {}) };
+}

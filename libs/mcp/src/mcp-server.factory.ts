@@ -82,7 +82,12 @@ export class McpServerFactory {
       await close();
     };
 
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await registry.describe(allowed(registry.specsFor(registry.resolve(selection)))) }));
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      const page = registry.page(allowed(registry.specsFor(registry.resolve(selection))), request.params?.cursor);
+      if (!page) throw new types.McpError(types.ErrorCode.InvalidParams, 'cursor is not one this server issued: pass nextCursor from the previous tools/list answer, or omit it');
+      const tools = await registry.describe(page.specs);
+      return page.nextCursor ? { tools, nextCursor: page.nextCursor } : { tools };
+    });
 
     const call = async (request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult> => {
       const { name } = request.params;

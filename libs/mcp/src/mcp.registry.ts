@@ -1,7 +1,7 @@
 import { Injectable, Logger, type INestApplication, type OnApplicationBootstrap, type Type } from '@nestjs/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig, applyOpenApiDecorators, ConfigError } from '@app/common';
-import { mergeObjectSchemas, toJsonSchema, type JsonSchema } from './json-schema.js';
+import { mergeObjectSchemas, shallowSchema, toJsonSchema, type JsonSchema } from './json-schema.js';
 import { ServerToolsetsDto, ToolsetSelectionDto } from './mcp.dto.js';
 import { META_TOOLSET } from './mcp.toolsets.js';
 import type { McpDoor, ToolSpec } from './tool-spec.js';
@@ -20,6 +20,15 @@ const SERVER_INSTRUCTIONS =
   'A failed call answers isError with {error: {code, message, details}}: the message says what to do instead.';
 
 const LIST_SERVER_TOOLSETS = 'list_server_toolsets';
+
+/** The most tools one tools/list answer holds; a longer list is paged (nextCursor), as MCP allows. */
+export const TOOLS_PAGE = 100;
+
+/** A page of a session's tools, and the cursor of the next page when there is one. */
+export interface ToolsPage {
+  specs: ToolSpec[];
+  nextCursor?: string;
+}
 
 /** Scans no controller: the document built for the tools holds the schemas of their DTO classes only. */
 class NoControllers {}
@@ -44,6 +53,9 @@ export class McpRegistry implements OnApplicationBootstrap {
   private lastChange = 0;
   private readonly fallback: ToolsetSelection;
   private described = new WeakMap<ToolSpec, Tool>();
+  /** Output schemas by DTO class: the blueprints' tools (one per blueprint) share create_agent's. */
+  private outputs = new Map<Type<unknown>, Tool['outputSchema']>();
+  private shallowOutputs = new Map<Type<unknown>, Tool['outputSchema']>();
   private errorModel: Type<unknown> | undefined;
   private errorSchema: JsonSchema | undefined;
   private app: INestApplication | undefined;
@@ -73,6 +85,8 @@ export class McpRegistry implements OnApplicationBootstrap {
     this.errorModel = model;
     this.errorSchema = undefined;
     this.described = new WeakMap();
+    this.outputs = new Map();
+    this.shallowOutputs = new Map();
   }
 
   addToolset(toolset: ToolsetDeclaration): void {
@@ -161,6 +175,25 @@ export class McpRegistry implements OnApplicationBootstrap {
     return spec && toolsets.active.includes(spec.toolset) ? spec : undefined;
   }
 
+  /**
+   * The tools/list page after `cursor` (the first without one), or null for a cursor this service
+   * did not issue. A cursor names the last tool of its page: the next page starts after that tool
+   * wherever it is now, or at the page's offset when it is gone.
+   */
+  page(specs: ToolSpec[], cursor: string | undefined): ToolsPage | null {
+    let start = 0;
+    if (cursor !== undefined) {
+      const after = readToolsCursor(cursor);
+      if (!after) return null;
+      const at = specs.findIndex((spec) => spec.name === after.name);
+      start = at >= 0 ? at + 1 : Math.min(after.offset, specs.length);
+    }
+    const page = specs.slice(start, start + TOOLS_PAGE);
+    const end = start + page.length;
+    if (end >= specs.length) return { specs: page };
+    return { specs: page, nextCursor: Buffer.from(JSON.stringify({ t: page[page.length - 1].name, o: end })).toString('base64url') };
+  }
+
   /** The MCP descriptions (with JSON Schemas) of specs; schemas are derived once per spec, on first listing. */
   async describe(specs: ToolSpec[]): Promise<Tool[]> {
     const pending = specs.filter((spec) => !this.described.has(spec));
@@ -216,17 +249,28 @@ export class McpRegistry implements OnApplicationBootstrap {
     const components = (document.components?.schemas ?? {}) as Record<string, JsonSchema>;
     const schemaOf = (model: Type<unknown>) => toJsonSchema({ $ref: `#/components/schemas/${model.name}` }, components);
     if (error.length > 0) this.errorSchema = { ...schemaOf(error[0]), description: 'On isError: the SPEC §6 error (code, message, details)' };
-    const outcomes = this.errorSchema ? [this.errorSchema] : [];
     for (const spec of specs) {
       this.described.set(spec, {
         name: spec.name,
         title: spec.title,
         description: spec.description,
         inputSchema: (spec.inputSchema ? await spec.inputSchema() : mergeObjectSchemas(spec.input.map(schemaOf))) as Tool['inputSchema'],
-        outputSchema: { type: 'object', anyOf: [schemaOf(spec.output), ...outcomes] } as Tool['outputSchema'],
+        outputSchema: this.outputSchema(spec, schemaOf),
         annotations: { title: spec.title, ...spec.annotations },
       });
     }
+  }
+
+  /** The outputSchema of every tool answering `output` (shallow or whole): one object shared by them all. */
+  private outputSchema(spec: ToolSpec, schemaOf: (model: Type<unknown>) => JsonSchema): Tool['outputSchema'] {
+    const outputs = spec.shallowOutput ? this.shallowOutputs : this.outputs;
+    let schema = outputs.get(spec.output);
+    if (!schema) {
+      const outcomes = [schemaOf(spec.output), ...(this.errorSchema ? [this.errorSchema] : [])];
+      schema = { type: 'object', anyOf: spec.shallowOutput ? outcomes.map(shallowSchema) : outcomes } as Tool['outputSchema'];
+      outputs.set(spec.output, schema);
+    }
+    return schema;
   }
 
   private listServerToolsets(): ToolSpec {
@@ -242,4 +286,15 @@ export class McpRegistry implements OnApplicationBootstrap {
       run: async (_args, { toolsets, door }) => this.report(toolsets, door),
     };
   }
+}
+
+/** A tools/list cursor's tool name and offset, or null when it is not one this service issued. */
+function readToolsCursor(cursor: string): { name: string; offset: number } | null {
+  try {
+    const { t, o } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown; o?: unknown };
+    if (typeof t === 'string' && Number.isSafeInteger(o) && (o as number) >= 0) return { name: t, offset: o as number };
+  } catch {
+    // not ours
+  }
+  return null;
 }

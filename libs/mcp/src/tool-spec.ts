@@ -31,6 +31,12 @@ export interface ToolSpec {
   output: Type<unknown>;
   /** A JSON Schema of the arguments, for a tool made at run time (a blueprint's): used instead of `input`'s DTOs; made on first listing. */
   inputSchema?: () => Promise<Record<string, unknown>>;
+  /**
+   * The outputSchema names only the answer's top-level fields and their types, not the whole
+   * schema of `output`: for tools made at run time in numbers (a blueprint's, one per blueprint),
+   * whose answer another tool (create_agent) describes in full. A client compiles a validator per tool.
+   */
+  shallowOutput?: boolean;
   /** The operations the policy knows this tool by, any of which grants it, when not its own name (a blueprint's tool). */
   operations?: string[];
   run(args: Record<string, unknown>, context: ToolContext): Promise<object>;
