@@ -56,10 +56,19 @@ describe('deploy/charts/agent-manager', () => {
     expect({ code: result.exitCode, out: String(result.stdout) }).toEqual({ code: 0, out: expect.stringContaining('0 chart(s) failed') });
   });
 
-  it('refuses what the service would refuse at start, naming the value to set', async () => {
-    expect(await refusal([])).toContain('database.existingSecret: more than one replica');
-    expect(await refusal(['--set', 'replicaCount=1'])).toContain('auth: authentication is off');
-    expect(await refusal(['--set', 'replicaCount=1', '--set', 'auth.oidc.issuerUrl=https://dex.example.com'])).toContain('auth.oidc.audience: required');
+  it('asks a plain install only for authentication, the one thing it cannot default safely', async () => {
+    const plain = await refusal([]);
+    expect(plain).toContain('auth: authentication is off');
+    expect(plain).not.toContain('database.existingSecret');
+    expect(plain.match(/Error:/g)).toHaveLength(1);
+  });
+
+  it('refuses what the service would refuse at start, naming the value to set, every problem in one message', async () => {
+    const both = await refusal(['--set', 'replicaCount=3']);
+    expect(both).toContain('database.existingSecret: more than one replica');
+    expect(both).toContain('auth: authentication is off');
+    expect(both.match(/Error:/g)).toHaveLength(1);
+    expect(await refusal(['--set', 'auth.oidc.issuerUrl=https://dex.example.com'])).toContain('auth.oidc.audience: required');
     const base = ['-f', ciValues('single-sqlite-values.yaml')];
     expect(await refusal([...base, '--set', 'metrics.port=8080'])).toContain("metrics.port: 8080 is the service's own port");
     expect(await refusal([...base, '--set', 'auth.kubeImpersonate=true'])).toContain('auth.kubeImpersonate: impersonation needs authenticated callers');
@@ -176,6 +185,15 @@ describe('deploy/charts/agent-manager', () => {
       expect(policy.ingress[0].ports.map((p: { port: string }) => p.port)).toEqual(['http', 'metrics']);
     });
 
+    it('renders current API versions without a cluster (helm template) and for a current cluster, the old ones for a 1.20 cluster', async () => {
+      expect(one(objects, 'PodDisruptionBudget').apiVersion).toBe('policy/v1');
+      expect(one(objects, 'HorizontalPodAutoscaler').apiVersion).toBe('autoscaling/v2');
+      const current = await render([...values, '--kube-version', '1.30.0']);
+      expect([one(current, 'PodDisruptionBudget').apiVersion, one(current, 'HorizontalPodAutoscaler').apiVersion]).toEqual(['policy/v1', 'autoscaling/v2']);
+      const old = await render([...values, '--kube-version', '1.20.0']);
+      expect([one(old, 'PodDisruptionBudget').apiVersion, one(old, 'HorizontalPodAutoscaler').apiVersion]).toEqual(['policy/v1beta1', 'autoscaling/v2beta2']);
+    });
+
     it('renders a ServiceMonitor only when the cluster serves its API, and current API versions where they exist', async () => {
       expect(objects.some((o) => o.kind === 'ServiceMonitor')).toBe(false);
       const apis = ['monitoring.coreos.com/v1/ServiceMonitor', 'policy/v1/PodDisruptionBudget', 'autoscaling/v2/HorizontalPodAutoscaler'];
@@ -186,14 +204,35 @@ describe('deploy/charts/agent-manager', () => {
     });
   });
 
-  it('runs one replica on SQLite in an emptyDir, with cluster-wide RBAC and no impersonation (ci/single-sqlite-values.yaml)', async () => {
+  it('runs one replica on SQLite on a PersistentVolumeClaim, with cluster-wide RBAC and no impersonation (ci/single-sqlite-values.yaml)', async () => {
     const objects = await render(['-f', ciValues('single-sqlite-values.yaml')]);
-    expect(one(objects, 'Deployment').spec.replicas).toBe(1);
+    const deployment = one(objects, 'Deployment');
+    expect(deployment.spec.replicas).toBe(1);
     expect(env(objects)).toMatchObject({ DATABASE_URL: 'file:/data/agent-manager.db', AUTH_DISABLED: 'true' });
     expect(container(objects).volumeMounts).toEqual(expect.arrayContaining([{ name: 'data', mountPath: '/data' }]));
+    const claim = one(objects, 'PersistentVolumeClaim');
+    expect(claim.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(claim.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
+    expect(deployment.spec.template.spec.volumes).toEqual(expect.arrayContaining([{ name: 'data', persistentVolumeClaim: { claimName: claim.metadata.name } }]));
+    // Two pods never hold the one SQLite file: the old one stops before the new one starts.
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
     expect(objects.filter((o) => o.kind === 'Role')).toEqual([]);
     expect(one(objects, 'ClusterRole').rules!.map((r) => r.resources)).toEqual([['secrets'], ['agents']]);
     expect(one(objects, 'ClusterRoleBinding').roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'am-agent-manager-platform' });
     expect(objects.some((o) => o.kind === 'PodDisruptionBudget' || o.kind === 'HorizontalPodAutoscaler')).toBe(false);
+  });
+
+  it('keeps SQLite on an emptyDir only when asked for, and on a claim the installation names', async () => {
+    const base = ['-f', ciValues('single-sqlite-values.yaml')];
+    const scratch = await render([...base, '--set', 'database.sqlite.volume=emptyDir']);
+    expect(scratch.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect(one(scratch, 'Deployment').spec.template.spec.volumes).toEqual(expect.arrayContaining([{ name: 'data', emptyDir: {} }]));
+    const named = await render([...base, '--set', 'database.sqlite.existingClaim=am-store', '--set', 'database.sqlite.storageClassName=fast']);
+    expect(named.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect(one(named, 'Deployment').spec.template.spec.volumes).toEqual(expect.arrayContaining([{ name: 'data', persistentVolumeClaim: { claimName: 'am-store' } }]));
+    const postgres = await render(['-f', ciValues('production-values.yaml')]);
+    expect(postgres.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect(one(postgres, 'Deployment').spec.strategy.type).toBe('RollingUpdate');
+    expect(await refusal([...base, '--set', 'database.sqlite.volume=hostPath'])).toMatch(/database[./]sqlite[./]volume/);
   });
 });
