@@ -43,10 +43,11 @@ slim() {
 
 import() {
   local root="$1" image="$2"
+  shift 2
   log "importing $image ($(du -sh "$root" | cut -f1))"
   tar -C "$root" -c . | podman import --quiet \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    --change 'CMD ["node"]' - "$image" >/dev/null
+    --change 'CMD ["node"]' "$@" - "$image" >/dev/null
 }
 
 log "build base: mmdebstrap $suite (minbase)"
@@ -59,7 +60,14 @@ cp -r "$work/node/include/node" "$build_root/usr/local/include/node"
 cp -r "$work/npm" "$build_root/usr/local/lib/node_modules/npm"
 ln -s ../lib/node_modules/npm/bin/npm-cli.js "$build_root/usr/local/bin/npm"
 ln -s ../lib/node_modules/npm/bin/npx-cli.js "$build_root/usr/local/bin/npx"
-import "$build_root" "$build_image"
+# The build stage reaches the npm registry as this machine does: where that goes through a proxy
+# that signs with a local certificate authority, npm must trust the authorities the machine trusts.
+extra_ca=()
+if [[ -s /etc/ssl/certs/ca-certificates.crt ]]; then
+  cp /etc/ssl/certs/ca-certificates.crt "$build_root/etc/ssl/certs/ca-certificates.crt"
+  extra_ca=(--change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt')
+fi
+import "$build_root" "$build_image" "${extra_ca[@]}"
 
 # extract: the packages and their dependencies unpacked, without apt or dpkg's own state.
 log "run base: mmdebstrap $suite (libc, libstdc++, coreutils)"

@@ -3,6 +3,7 @@ import { execa } from 'execa';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { parse, parseAllDocuments } from 'yaml';
 
 // agent-manager's own chart (deploy/charts/agent-manager) through the real helm: lint, the schema,
@@ -23,13 +24,13 @@ interface K8sObject {
   data?: Record<string, string>;
 }
 
-async function helm(args: string[]) {
-  return execa(helmBin, args, { reject: false, stdin: 'ignore' });
+async function helm(args: string[], bin = helmBin) {
+  return execa(bin, args, { reject: false, stdin: 'ignore' });
 }
 
 /** `helm template` of the chart as release `am` in namespace `platform`; throws with helm's message when it refuses. */
-async function render(args: string[]): Promise<K8sObject[]> {
-  const result = await helm(['template', 'am', chartDir, '--namespace', 'platform', ...args]);
+async function render(args: string[], bin = helmBin): Promise<K8sObject[]> {
+  const result = await helm(['template', 'am', chartDir, '--namespace', 'platform', ...args], bin);
   if (result.exitCode !== 0) throw new Error(String(result.stderr));
   return parseAllDocuments(String(result.stdout))
     .map((doc) => doc.toJSON() as K8sObject | null)
@@ -40,6 +41,42 @@ async function refusal(args: string[]): Promise<string> {
   const result = await helm(['template', 'am', chartDir, '--namespace', 'platform', ...args]);
   expect(result.exitCode).not.toBe(0);
   return String(result.stderr);
+}
+
+/**
+ * Type-checks rendered objects against the Kubernetes API types of one version (the npm package
+ * kubernetes-types, installed as kubernetes-types-<version>): each object is an object literal of
+ * its apiVersion's and kind's type, so a removed API version (no such module), an unknown field
+ * (excess property), a missing required field or a wrong type is an error naming the object.
+ */
+function typeCheck(version: string, rendered: { source: string; objects: K8sObject[] }[]): string[] {
+  const lines: string[] = [];
+  const names: string[] = [];
+  for (const { source, objects } of rendered) {
+    for (const o of objects) {
+      const [group, apiVersion] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['core', o.apiVersion];
+      const i = names.length;
+      names.push(`${source}: ${o.apiVersion} ${o.kind} ${o.metadata.name}`);
+      lines.push(`import type { ${o.kind} as T${i} } from 'kubernetes-types-${version}/${group.split('.')[0]}/${apiVersion}';`);
+      lines.push(`export const o${i}: T${i} = ${JSON.stringify(o)};`);
+    }
+  }
+  const file = join(repoRoot, 'test', 'chart', `rendered-${version}.ts`);
+  const text = lines.join('\n');
+  const options: ts.CompilerOptions = {
+    strict: true, noEmit: true, skipLibCheck: true, types: [], target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler,
+  };
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.getSourceFile = (name, language, ...rest) => (name === file ? ts.createSourceFile(name, text, language) : getSourceFile(name, language, ...rest));
+  host.fileExists = (name) => name === file || fileExists(name);
+  host.readFile = (name) => (name === file ? text : readFile(name));
+  const program = ts.createProgram([file], options, host);
+  return ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((d) => {
+    const line = d.start === undefined ? 0 : d.file!.getLineAndCharacterOfPosition(d.start).line;
+    return `${names[Math.floor(line / 2)]}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
+  });
 }
 
 const one = (objects: K8sObject[], kind: string) => {
@@ -234,5 +271,23 @@ describe('deploy/charts/agent-manager', () => {
     expect(postgres.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
     expect(one(postgres, 'Deployment').spec.strategy.type).toBe('RollingUpdate');
     expect(await refusal([...base, '--set', 'database.sqlite.volume=hostPath'])).toMatch(/database[./]sqlite[./]volume/);
+  });
+
+  // kubernetes-types on npm has 1.29 and 1.30 (its newest); helm template without a cluster, as a
+  // render-only pipeline does, with helm 3 and helm 4.
+  it.each(['1.29', '1.30'])('renders manifests that are valid Kubernetes %s objects, with helm 3 and helm 4', async (version) => {
+    const helms = { helm3: join(repoRoot, 'node_modules', '.cache', 'agent-manager', 'helm3', 'helm'), helm4: join(repoRoot, 'node_modules', '.cache', 'agent-manager', 'helm4', 'helm') };
+    const valueSets: Record<string, string[]> = {
+      'a plain install (auth.disabled)': ['--set', 'auth.disabled=true'],
+      'ci/single-sqlite-values.yaml': ['-f', ciValues('single-sqlite-values.yaml')],
+      'ci/production-values.yaml': ['-f', ciValues('production-values.yaml')],
+    };
+    const rendered = [];
+    for (const [helmName, bin] of Object.entries(helms)) {
+      for (const [setName, args] of Object.entries(valueSets)) rendered.push({ source: `${helmName}, ${setName}`, objects: await render(args, bin) });
+    }
+    const kinds = new Set(rendered.flatMap((r) => r.objects.map((o) => o.kind)));
+    expect([...kinds].sort()).toEqual(expect.arrayContaining(['Deployment', 'HorizontalPodAutoscaler', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'NetworkPolicy', 'ClusterRole']));
+    expect(typeCheck(version, rendered)).toEqual([]);
   });
 });
