@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI's image check: builds the image (npm run image:build) and runs it as a user would, with
-# podman: the image's own user (not root), a read-only root filesystem with /tmp and /data
+# podman: the image's own user (not root), a read-only root filesystem with /tmp (tmpfs) and /data (a volume)
 # writable (as the chart mounts them), /healthz and /readyz, a dry-run create, then a real
 # create, status and delete against a test API server of its own (test/cluster/up.sh). Then the
 # chart's Deployment, ConfigMap and a Secret, rendered by helm template, run with podman kube play
@@ -86,7 +86,7 @@ url="http://127.0.0.1:$port"
 log "podman run --read-only (port $port)"
 run_start=$(date +%s.%N)
 "${podman[@]}" run -d --name "$container" --network host "${limits[@]}" \
-  --read-only --tmpfs /tmp:rw,mode=1777 --tmpfs /data:rw,mode=0700,uid=10001,gid=10001 \
+  --read-only --tmpfs /tmp:rw,mode=1777 -v am-image-check-data:/data \
   -v "$work/kubeconfig:/etc/agent-manager/kubeconfig:ro" \
   -e PORT="$port" -e HOST=127.0.0.1 -e AUTH_DISABLED=true -e RECONCILE_AUTOMATIC=false \
   -e KUBECONFIG=/etc/agent-manager/kubeconfig -e HELM_TIMEOUT_SECONDS=60 \
@@ -132,7 +132,7 @@ EOF
   --set auth.apiTokens.existingSecret=am-tokens \
   --set-json 'auth.policy.inline={"roles":{"viewer":["list_agents","get_agent"]},"bindings":[{"role":"viewer","groups":["platform-admins"],"namespaces":["*"]}]}' \
   --set database.sqlite.volume=emptyDir --set config.reconcileAutomatic=false \
-  --set-json "extraEnv=[{\"name\":\"PORT\",\"value\":\"$kube_port\"},{\"name\":\"KUBECONFIG\",\"value\":\"/tmp/none\"}]" \
+  --set-json "extraEnv=[{\"name\":\"PORT\",\"value\":\"$kube_port\"}]" \
   --show-only templates/policy-configmap.yaml --show-only templates/deployment.yaml >>"$work/kube.yaml"
 # kube play has no --ulimit: the same limits as podman's defaults, for this run only.
 printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n' >"$work/containers.conf"
