@@ -48,15 +48,17 @@ const packageName = (specifier) =>
 /** Bare specifiers the bundle imports, requires or resolves with a literal name. */
 function bundleSpecifiers() {
   const found = new Set();
-    // import … from "x", import("x"), require("x"), (require|createRequire(…)).resolve("x") and
+  // import … from "x", import("x"), require("x"), (require|createRequire(…)).resolve("x") and
   // createRequire(…)("x"). esbuild writes its own with double quotes; single-quoted ones are in
   // comments (examples).
+  const sideEffect = /^import\s*['"]([^'"./][^'"]*)['"]/gm;
   const literal =
     /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire(?:\.resolve)?\s*\(\s*|\b\w*[cC]reateRequire\w*\s*\([^()]*\)(?:\.resolve)?\s*\(\s*)"([^"./][^"]*)"/g;
   for (const file of readdirSync(bundleDir)) {
     if (!file.endsWith('.mjs')) continue;
     const text = readFileSync(join(bundleDir, file), 'utf8');
-    for (const [, specifier] of text.matchAll(literal)) {
+    // The banner's side-effect import (reflect-metadata), written with single quotes.
+    for (const [, specifier] of [...text.matchAll(literal), ...text.matchAll(sideEffect)]) {
       if (specifier.startsWith('node:') || BUILTINS.has(specifier) || specifier.includes('${')) continue;
       found.add(specifier);
     }
