@@ -172,16 +172,18 @@ describe('one policy on both doors', () => {
 
 describe('the audit trail', () => {
   it('journals refusals with the principal, how it authenticated, the door and the X-Actor note, and shows them to admins only', async () => {
-    const body = { name: 'audited', namespace: 'secret', modelConfig: 'm', toolset: ['preset:none'] };
-    // ci holds create_agent in payments-* (so its body is read) but not in secret.
+    // A namespace no other case refuses ci in: the refusals of one principal, operation and namespace
+    // within a minute are one entry (the first one's details, with a count).
+    const body = { name: 'audited', namespace: 'audited', modelConfig: 'm', toolset: ['preset:none'] };
+    // ci holds create_agent in payments-* (so its body is read) but not in audited.
     const token = await issuer.token(AUDIENCE);
     const refused = await call(t.url, 'POST', '/api/v1/agents', body, { ...bearer(token), 'x-actor': 'someone-else', 'x-request-id': 'req-audit-1' });
     expect(refused.status).toBe(403);
-    const page = await call(t.url, 'GET', '/api/v1/operations?outcome=refused&namespace=secret&operation=create_agent', undefined, bearer(ADMIN_TOKEN));
+    const page = await call(t.url, 'GET', '/api/v1/operations?outcome=refused&namespace=audited&operation=create_agent', undefined, bearer(ADMIN_TOKEN));
     expect(page.status).toBe(200);
     expect(page.body.items[0]).toMatchObject({
       operation: 'create_agent',
-      namespace: 'secret',
+      namespace: 'audited',
       name: 'audited',
       outcome: 'refused',
       actor: 'ci',
@@ -190,6 +192,7 @@ describe('the audit trail', () => {
       door: 'rest',
       requestId: 'req-audit-1',
       actorNote: 'someone-else',
+      count: 1,
     });
     const { client } = await connectAs(t.url, ADMIN_TOKEN, '?audit');
     const viaMcp = await client.callTool({ name: 'list_operations', arguments: { subject: 'token:viewer', outcome: 'refused', limit: 1 } });
