@@ -25,6 +25,7 @@ cleanup() {
   "${podman[@]}" rm -f -t 5 "$container" >/dev/null 2>&1 || true
   [[ -f "$work/kube.yaml" ]] && "${podman[@]}" kube down "$work/kube.yaml" >/dev/null 2>&1 || true
   "${podman[@]}" volume rm -f am-image-check-data >/dev/null 2>&1 || true
+  "${podman[@]}" secret rm am-tokens >/dev/null 2>&1 || true
   [[ -d "$AGENT_MANAGER_CLUSTER_DIR" ]] && bash test/cluster/down.sh "$AGENT_MANAGER_CLUSTER_DIR" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -134,6 +135,10 @@ EOF
   --set database.sqlite.volume=emptyDir --set config.reconcileAutomatic=false \
   --set-json "extraEnv=[{\"name\":\"PORT\",\"value\":\"$kube_port\"}]" \
   --show-only templates/policy-configmap.yaml --show-only templates/deployment.yaml >>"$work/kube.yaml"
+# The pod shares the host's network here, where podman refuses port mappings: the container's
+# declared ports are left out of this run's copy (the service listens on PORT all the same).
+sed -i '/^          ports:$/,/^              protocol: TCP$/d' "$work/kube.yaml"
+grep -q 'containerPort' "$work/kube.yaml" && fail "the Deployment's ports could not be left out for podman's host network"
 # kube play has no --ulimit: the same limits as podman's defaults, for this run only.
 printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n' >"$work/containers.conf"
 play_start=$(date +%s.%N)
