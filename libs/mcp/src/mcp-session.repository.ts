@@ -90,8 +90,12 @@ export class McpSessionRepository {
     const idleSince = new Date((await this.store.now()).getTime() - idleMs);
     const idle = await this.db.mcpSession.findMany({ where: { lastSeenAt: { lt: idleSince } }, select: { id: true } });
     if (idle.length === 0) return [];
-    await this.db.mcpSession.deleteMany({ where: { id: { in: idle.map((s) => s.id) }, lastSeenAt: { lt: idleSince } } });
-    return idle.map((s) => s.id);
+    const ids = idle.map((s) => s.id);
+    const { count } = await this.db.mcpSession.deleteMany({ where: { id: { in: ids }, lastSeenAt: { lt: idleSince } } });
+    if (count === ids.length) return ids;
+    // A session used between the read and the delete stayed: only the ones really gone are closed here.
+    const kept = await this.existing(ids);
+    return ids.filter((id) => !kept.has(id));
   }
 
   /** Which of `ids` still exist. */
