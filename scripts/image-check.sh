@@ -25,7 +25,7 @@ cleanup() {
   "${podman[@]}" rm -f -t 5 "$container" >/dev/null 2>&1 || true
   [[ -f "$work/kube.yaml" ]] && "${podman[@]}" kube down "$work/kube.yaml" >/dev/null 2>&1 || true
   "${podman[@]}" volume rm -f am-image-check-data >/dev/null 2>&1 || true
-  "${podman[@]}" secret rm am-tokens >/dev/null 2>&1 || true
+  "${podman[@]}" volume rm -f am-tokens am-agent-manager-policy >/dev/null 2>&1 || true
   [[ -d "$AGENT_MANAGER_CLUSTER_DIR" ]] && bash test/cluster/down.sh "$AGENT_MANAGER_CLUSTER_DIR" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -116,12 +116,15 @@ kube_port="$(free_port)"
 # is moved off 8080 (the pod shares the host's network here).
 token="image-check-$RANDOM$RANDOM"
 sha="$(printf '%s' "$token" | sha256sum | cut -d' ' -f1)"
+# podman 4.3 (Debian's) mounts a Secret's data still base64-encoded and ignores stringData, so this
+# run hands the same file over as a ConfigMap of that name (the chart's Secret volume is switched
+# below, in this run's copy only).
 cat >"$work/kube.yaml" <<EOF
 apiVersion: v1
-kind: Secret
+kind: ConfigMap
 metadata:
   name: am-tokens
-stringData:
+data:
   tokens.yaml: |
     - name: ci
       sha256: $sha
@@ -138,14 +141,24 @@ EOF
 # The pod shares the host's network here, where podman refuses port mappings: the container's
 # declared ports are left out of this run's copy (the service listens on PORT all the same).
 sed -i '/^          ports:$/,/^              protocol: TCP$/d' "$work/kube.yaml"
+node -e '
+  const fs = require("node:fs");
+  const file = process.argv[1];
+  const text = fs.readFileSync(file, "utf8");
+  const from = "secret:\n            secretName: am-tokens\n";
+  if (!text.includes(from)) { console.error("the Deployment has no Secret volume am-tokens"); process.exit(1); }
+  fs.writeFileSync(file, text.replace(from, "configMap:\n            name: am-tokens\n"));
+' "$work/kube.yaml" || fail "the Deployment's token Secret volume could not be handed over as a ConfigMap"
 grep -q 'containerPort' "$work/kube.yaml" && fail "the Deployment's ports could not be left out for podman's host network"
 # kube play has no --ulimit: the same limits as podman's defaults, for this run only.
 printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n' >"$work/containers.conf"
+# kube play keeps a ConfigMap's volume after kube down: an earlier run's would shadow this run's files.
+"${podman[@]}" volume rm -f am-tokens am-agent-manager-policy >/dev/null 2>&1 || true
 play_start=$(date +%s.%N)
 CONTAINERS_CONF="$work/containers.conf" "${podman[@]}" kube play --network host "$work/kube.yaml" >/dev/null 2>"$work/play.err" \
   || { cat "$work/play.err" >&2; fail "podman kube play"; }
 wait_healthy "http://127.0.0.1:$kube_port/healthz" 60 >/dev/null || {
-  "${podman[@]}" pod logs am-agent-manager-pod >&2 || true
+  "${podman[@]}" logs am-agent-manager-pod-0-agent-manager >&2 || true
   fail "the chart's Deployment did not answer /healthz within 60 s"
 }
 kube_healthy="$(awk -v a="$play_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
