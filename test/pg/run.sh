@@ -24,7 +24,7 @@ printf '[pg] running jest against %s\n' "$TEST_DATABASE_URL" >&2
 
 set +e
 mkdir -p reports
-node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand --json --outputFile=reports/jest-postgresql.json "${args[@]}"
+node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand --forceExit --json --outputFile=reports/jest-postgresql.json "${args[@]}"
 rc=$?
 set -e
 exit "$rc"
