@@ -164,12 +164,22 @@ for (const entry of existsSync(join(sqlite, 'build')) ? readdirSync(join(sqlite,
 for (const entry of readdirSync(join(sqlite, 'build', 'Release'))) {
   if (!entry.endsWith('.node')) rmSync(join(sqlite, 'build', 'Release', entry), { recursive: true, force: true });
 }
+// The bundle's source maps (3 MB): node reads them only with --enable-source-maps, which the image
+// does not set; `npm run build` keeps them in the checkout for local debugging.
+let removedMaps = 0;
+for (const entry of readdirSync(bundleDir)) {
+  if (!entry.endsWith('.map')) continue;
+  rmSync(join(bundleDir, entry));
+  removedMaps += 1;
+}
+// npm's record of the full tree, stale once packages are pruned.
+rmSync(join(modules, '.package-lock.json'), { force: true });
 // helm 4 runs agents' charts; helm 3 (a dev dependency's) and kubectl are not used at run time.
 rmSync(join(modules, '.cache', 'agent-manager', 'helm3'), { recursive: true, force: true });
 rmSync(join(modules, '.cache', 'agent-manager', 'helm4', 'kubectl'), { force: true });
 
 console.log(
-  `image-prune: kept ${keep.size} packages for ${entries.length} entry points, removed ${removedPackages} packages and ${removedFiles} files`,
+  `image-prune: kept ${keep.size} packages for ${entries.length} entry points, removed ${removedPackages} packages and ${removedFiles} files, and ${removedMaps} source maps of the bundle`,
 );
 const failures = [];
 for (const specifier of entries) {
