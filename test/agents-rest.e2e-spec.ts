@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — REST over the store: a failed write journaled with no record left, values kept exactly, integers beyond the store's refused, idempotency keys per caller
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';

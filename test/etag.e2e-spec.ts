@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — revision numbers as ETags and If-Match against the stored revision
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { seedAgent } from './mcp/mcp-support.js';
 import { call, startTestApp, type TestApp } from './support/test-app.js';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — revisions and lives of agents deleted and created again
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — two service processes on one store: the catalog poll by generation
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — holder queries across namespaces the caller cannot see
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

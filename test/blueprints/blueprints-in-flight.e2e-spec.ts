@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — blueprint writes racing agent writes in the store
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { HelmClient } from '@app/helm';

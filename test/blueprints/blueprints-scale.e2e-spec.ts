@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — hundreds of blueprints: queries with a fixed parameter count, paging
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — seeding blueprints from a file into the store, once
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

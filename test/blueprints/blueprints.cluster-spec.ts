@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — blueprint rows, origins and the holder upgrade recorded in the store
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TestCluster } from '../support/cluster.js';

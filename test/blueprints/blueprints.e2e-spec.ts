@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — blueprint rows, revisions and their generation
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';

@@ -1,3 +1,4 @@
+// npm test: also with helm 3 — the service's own chart installed by each major (the APIs it asks the server for)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — idempotency keys and the first answer kept in the store across a store failure
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';

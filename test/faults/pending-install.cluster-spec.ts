@@ -1,9 +1,11 @@
+// npm test: also with helm 3 — what each major leaves behind a killed install or upgrade (--atomic vs --rollback-on-failure)
+// npm test: also on PostgreSQL — recovery reads and finishes the operations a killed service left in the store
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';
-import { apiserverPid, killTree, whenReleaseReaches } from '../support/faults.js';
+import { killTree, whenReleaseReaches } from '../support/faults.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { call, freshDatabaseUrl, startTestApp, type FreshDatabase } from '../support/test-app.js';
 
@@ -51,7 +53,7 @@ describe('faults while helm holds a release pending', () => {
    * writes the Agent and `deployed` within milliseconds of `pending-install`).
    */
   const killAt = async (proc: ServiceProcess, ref: { namespace: string; name: string }, status: string, write: () => Promise<unknown>) => {
-    const api = await apiserverPid();
+    const api = await cluster.apiserverPid();
     const watch = await whenReleaseReaches(cluster.kubeconfig, ref, status, () => process.kill(api, 'SIGSTOP'));
     const written = write().catch(() => null);
     const answered = await Promise.race([watch.reached.then(() => false), written.then(() => true)]);
@@ -91,13 +93,15 @@ describe('faults while helm holds a release pending', () => {
 
   beforeAll(async () => {
     db = await freshDatabaseUrl();
-    cluster = TestCluster.fromEnv();
+    // It freezes and kills its API server: one of its own, not the run's shared one.
+    cluster = await TestCluster.ownControlPlane();
     helm = new HelmClient({ bin: realHelm, kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
   });
 
   afterAll(async () => {
     for (const proc of procs) if (proc.child.exitCode === null && proc.child.signalCode === null) await proc.kill();
     await db?.drop();
+    await cluster?.stop();
   });
 
   it('the service killed with its helm child at pending-install: one reconcile pass frees the name, the retry creates once', async () => {
@@ -133,7 +137,7 @@ describe('faults while helm holds a release pending', () => {
         const ns = await cluster.freshNamespace('kill-api');
         const body = { ...base, name: 'api-died', namespace: ns, systemMessage: 'created while the API server died' };
         const key = { 'idempotency-key': `kill-api-${ns}` };
-        const api = await apiserverPid();
+        const api = await cluster.apiserverPid();
         const watch = await whenReleaseReaches(cluster.kubeconfig, body, 'pending-install', () => process.kill(api, 'SIGKILL'));
         const first = await call(t.url, 'POST', '/api/v1/agents', body, key);
         const hit = await Promise.race([watch.reached.then(() => true), sleep(50, false)]);

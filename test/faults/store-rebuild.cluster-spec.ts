@@ -1,3 +1,5 @@
+// npm test: also with helm 3 — adoption reads each major's list, history and values output
+// npm test: also on PostgreSQL — a store rebuilt from the releases: records, revisions and history written anew
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,5 @@
+// npm test: also with helm 3 — install, upgrade, rollback and uninstall: each major's flags and the JSON it prints
+// npm test: also on PostgreSQL — the whole lifecycle: records, revisions, operations and deleted lives in the store
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';
@@ -26,7 +28,8 @@ describe('agent lifecycle against a real API server', () => {
   };
 
   beforeAll(async () => {
-    cluster = TestCluster.fromEnv();
+    // One case stops its API server: one of its own, not the run's shared one.
+    cluster = await TestCluster.ownControlPlane();
     t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60' });
     helm = new HelmClient({ bin: process.env.HELM_BIN ?? resolveHelmBinary(), kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
     ns = await cluster.freshNamespace('life');
@@ -35,6 +38,7 @@ describe('agent lifecycle against a real API server', () => {
 
   afterAll(async () => {
     await t?.close();
+    await cluster?.stop();
   });
 
   it('creates: a release, the Agent with X-Muster-Toolset exactly as declared, and revision 1 with the values helm reports', async () => {

@@ -1,3 +1,4 @@
+// npm test: also with helm 3 — each major's wait on an Agent whose generation nobody observes
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';

@@ -1,3 +1,4 @@
+// npm test: also with helm 3 — client-side (helm 3) vs server-side apply (helm 4) of the chart's fields
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { AppConfig } from '@app/common';
 import { HelmClient, resolveHelmBinary } from '@app/helm';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the store closed (its connections ended) while shutdown cuts a request
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { once } from 'node:events';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — `store rebuild` opening each provider's store when the cluster cannot be reached
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

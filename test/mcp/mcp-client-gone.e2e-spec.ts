@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — a session read that waits on the PostgreSQL pool (the suite runs on this pass only)
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — MCP sessions kept in the store and served by two replicas
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TestCluster } from '../support/cluster.js';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — MCP sessions in the store shared by replicas
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

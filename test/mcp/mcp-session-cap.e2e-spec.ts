@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the per-principal session cap as an atomic count-and-insert
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the idle sweep deleting session rows
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -1,5 +1,7 @@
+// npm test: also with helm 3 — the admission refusal each major relays, and its wording
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +20,9 @@ import { call, startTestApp, type TestApp } from '../support/test-app.js';
  */
 jest.setTimeout(120_000);
 
-const WEBHOOK = 'agent-manager-test-require-team';
+// Unique per run: the helm 3 pass runs this suite beside the helm 4 one, on the same API server.
+const RUN = randomBytes(4).toString('hex');
+const WEBHOOK = `agent-manager-test-require-team-${RUN}`;
 
 describe("the cluster's admission policy", () => {
   let t: TestApp;
@@ -45,8 +49,8 @@ describe("the cluster's admission policy", () => {
       });
     });
     await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
-    ns = `policed-${Date.now().toString(36)}`;
-    await cluster.core.createNamespace({ body: { metadata: { name: ns, labels: { 'agent-manager-test/policed': 'true' } } } });
+    ns = `policed-${RUN}`;
+    await cluster.core.createNamespace({ body: { metadata: { name: ns, labels: { 'agent-manager-test/policed': RUN } } } });
     const config = new KubeConfig();
     config.loadFromFile(cluster.kubeconfig);
     admission = config.makeApiClient(AdmissionregistrationV1Api);
@@ -58,7 +62,7 @@ describe("the cluster's admission policy", () => {
             name: 'require-team.agent-manager.test',
             clientConfig: { url: `https://127.0.0.1:${(webhook.address() as AddressInfo).port}/validate`, caBundle: readFileSync(cert).toString('base64') },
             rules: [{ apiGroups: ['kagent.dev'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['agents'] }],
-            namespaceSelector: { matchLabels: { 'agent-manager-test/policed': 'true' } },
+            namespaceSelector: { matchLabels: { 'agent-manager-test/policed': RUN } },
             failurePolicy: 'Fail',
             sideEffects: 'None',
             admissionReviewVersions: ['v1'],

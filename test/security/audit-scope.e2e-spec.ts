@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the journal's queries scoped to what the caller may see
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

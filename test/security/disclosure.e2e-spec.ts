@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — refusals counted into one journal row per minute, across replicas
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// npm test: also with helm 3 — --kube-as-user / --kube-as-group and each major's Forbidden text
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — helm's texts kept in operation rows, shown by role
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -9,7 +12,15 @@ export class TestCluster {
   readonly core: CoreV1Api;
   readonly objects: CustomObjectsApi;
 
-  constructor(readonly kubeconfig: string) {
+  /**
+   * `dir`: the control plane's state folder (test/cluster/up.sh), which its pids are read from and
+   * which stopApiserver / startApiserver act on.
+   */
+  constructor(
+    readonly kubeconfig: string,
+    readonly dir?: string,
+    private readonly own = false,
+  ) {
     const config = new KubeConfig();
     config.loadFromFile(kubeconfig);
     this.core = config.makeApiClient(CoreV1Api);
@@ -19,7 +30,27 @@ export class TestCluster {
   static fromEnv(): TestCluster {
     const kubeconfig = process.env.TEST_KUBECONFIG;
     if (!kubeconfig) throw new Error('TEST_KUBECONFIG is not set: the cluster project starts the control plane in its global set-up');
-    return new TestCluster(kubeconfig);
+    return new TestCluster(kubeconfig, process.env.TEST_CLUSTER_DIR);
+  }
+
+  /**
+   * A control plane of the suite's own (test/cluster/up.sh into a new folder, about 8 s), for a
+   * suite that stops, kills or freezes its API server: suites run in parallel, and the one of
+   * the run is shared by every cluster suite. Stop it with stop() in afterAll.
+   */
+  static async ownControlPlane(): Promise<TestCluster> {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-manager-own-cluster-'));
+    const { stdout } = await run('bash', [join(process.cwd(), 'test', 'cluster', 'up.sh'), dir], {
+      env: { ...process.env, AGENT_MANAGER_CLUSTER_KUBECTL: 'none' },
+    });
+    const kubeconfig = /export KUBECONFIG=(\S+)/.exec(stdout)?.[1];
+    if (!kubeconfig) throw new Error(`test/cluster/up.sh printed no KUBECONFIG: ${stdout}`);
+    return new TestCluster(kubeconfig, dir, true);
+  }
+
+  /** Stops a control plane of ownControlPlane() and removes its folder; the shared one is left alone. */
+  async stop(): Promise<void> {
+    if (this.own && this.dir) await run('bash', [join(process.cwd(), 'test', 'cluster', 'down.sh'), this.dir]);
   }
 
   /** A fresh namespace per test: without a controller-manager, deleted ones stay Terminating. */
@@ -85,18 +116,22 @@ export class TestCluster {
    * here stalls its keep-alive sockets past their timeout (the next request: ECONNRESET).
    */
   async stopApiserver(): Promise<void> {
-    await run('bash', [join(process.cwd(), 'test', 'cluster', 'stop-apiserver.sh'), clusterDir()]);
+    await run('bash', [join(process.cwd(), 'test', 'cluster', 'stop-apiserver.sh'), this.stateDir()]);
   }
 
   async startApiserver(): Promise<void> {
-    await run('bash', [join(process.cwd(), 'test', 'cluster', 'start-apiserver.sh'), clusterDir()]);
+    await run('bash', [join(process.cwd(), 'test', 'cluster', 'start-apiserver.sh'), this.stateDir()]);
+  }
+
+  /** The kube-apiserver's pid (up.sh writes it), for faults that kill or freeze it. */
+  async apiserverPid(): Promise<number> {
+    return Number((await readFile(join(this.stateDir(), 'apiserver.pid'), 'utf8')).trim());
+  }
+
+  private stateDir(): string {
+    if (!this.dir) throw new Error('this control plane has no state folder: stopping its API server needs the one up.sh started (TEST_CLUSTER_DIR or ownControlPlane)');
+    return this.dir;
   }
 }
 
 const run = promisify(execFile);
-
-function clusterDir(): string {
-  const dir = process.env.TEST_CLUSTER_DIR;
-  if (!dir) throw new Error('TEST_CLUSTER_DIR is not set: stopping the apiserver needs the cluster this run started');
-  return dir;
-}

@@ -64,9 +64,3 @@ export async function killTree(pid: number): Promise<number[]> {
   return tree;
 }
 
-/** The test control plane's kube-apiserver (test/cluster/up.sh writes its pid). */
-export async function apiserverPid(): Promise<number> {
-  const dir = process.env.TEST_CLUSTER_DIR;
-  if (!dir) throw new Error('TEST_CLUSTER_DIR is not set: the fault needs the cluster this run started');
-  return Number((await readFile(join(dir, 'apiserver.pid'), 'utf8')).trim());
-}

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the lease: conditional updates and expiry in SQL
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Store } from '@app/store';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';

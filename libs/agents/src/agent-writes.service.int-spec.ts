@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the write protocol: rows written before and after helm, in transactions
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

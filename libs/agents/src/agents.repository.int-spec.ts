@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the repository's queries, paging, labels and revision numbering
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Store } from '@app/store';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — status of a release held pending: the revision to roll back to, read from the store
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig, OperationContexts } from '@app/common';
 import type { KubeClient } from '@app/kube';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — pending operations found and finished from the store
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '@app/common';

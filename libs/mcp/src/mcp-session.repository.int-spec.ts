@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — MCP session rows: the atomic cap, idle sweep and touch
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the migrations of each provider, applied and checked
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the store itself: connection, health and errors of each provider
 import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the reconciler reads and writes records, operations and its own lease
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig, OperationContexts } from '@app/common';

@@ -1,3 +1,4 @@
+// npm test: also on PostgreSQL — the write pipeline: lease, journal and records in one transaction
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AppError, loadConfig, OperationContexts, type AppConfig } from '@app/common';
 import { Store } from '@app/store';
