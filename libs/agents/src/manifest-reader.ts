@@ -4,26 +4,11 @@ import { AppError } from '@app/common';
 import type { LiveAgent } from '@app/kube';
 
 /**
- * Runs in a worker thread: the `yaml` package needs tens of seconds for some large manifests
- * (it is quadratic in the keys of one mapping), which must never block the event loop.
+ * The worker thread's program (manifest-reader-worker.mjs, beside this file in the sources, in tsc's
+ * output and in the bundle): the `yaml` package needs tens of seconds for some large manifests, which
+ * must never block the event loop.
  */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { parseAllDocuments } = require(workerData.yaml);
-parentPort.on('message', ({ id, manifest }) => {
-  try {
-    let agent = null;
-    for (const doc of parseAllDocuments(manifest, { uniqueKeys: false })) {
-      if (doc.errors.length > 0) throw doc.errors[0];
-      const object = doc.toJSON();
-      if (object && object.kind === 'Agent' && String(object.apiVersion).startsWith('kagent.dev/')) { agent = object; break; }
-    }
-    parentPort.postMessage({ id, agent });
-  } catch (error) {
-    parentPort.postMessage({ id, error: String((error && error.message) || error) });
-  }
-});
-`;
+const WORKER = new URL('./manifest-reader-worker.mjs', import.meta.url);
 
 interface Job {
   id: number;
@@ -73,7 +58,7 @@ export class ManifestReader {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { yaml: createRequire(import.meta.url).resolve('yaml') } });
+    const worker = new Worker(WORKER, { workerData: { yaml: createRequire(import.meta.url).resolve('yaml') } });
     worker.unref();
     worker.on('message', (reply: Reply) => this.settle(reply));
     worker.on('error', (error) => this.crashed(worker, error));
