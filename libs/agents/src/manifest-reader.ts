@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import type { OnModuleDestroy } from '@nestjs/common';
 import { AppError } from '@app/common';
 import type { LiveAgent } from '@app/kube';
 
@@ -22,9 +23,10 @@ type Reply = { id: number; agent: LiveAgent | null } | { id: number; error: stri
 /**
  * Finds the kagent Agent in a rendered manifest, parsed off the main thread: one worker, started
  * on first use, one manifest at a time. A parse that exceeds the time limit ends the worker (the
- * next read starts a new one) and is refused as a backend error.
+ * next read starts a new one) and is refused as a backend error. One per service (AgentsModule
+ * provides it): status reads and the reconciler share its worker, which ends with the service.
  */
-export class ManifestReader {
+export class ManifestReader implements OnModuleDestroy {
   private worker?: Worker;
   private readonly queue: Job[] = [];
   private current?: { job: Job; timer: NodeJS.Timeout };
@@ -38,6 +40,10 @@ export class ManifestReader {
       this.queue.push({ id: this.nextId++, manifest, resolve, reject });
       this.pump();
     });
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.close();
   }
 
   /** Ends the worker (pending reads fail); the next read starts a new one. */
@@ -103,6 +109,3 @@ export class ManifestReader {
     for (const job of this.queue.splice(0)) job.reject(error);
   }
 }
-
-/** The process-wide reader: status reads share one worker. */
-export const manifestReader = new ManifestReader();
