@@ -23,7 +23,7 @@
 // as written (tsc checks them, and leaves its own copy beside its output in dist/libs): plain
 // JavaScript importing only Node's own modules.
 import { build } from 'esbuild';
-import { copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -75,3 +75,12 @@ await build({
   },
 });
 for (const program of BESIDE) copyFileSync(join(root, program), join(outdir, basename(program)));
+// Every file the bundle opens next to itself must be there: a program renamed or added in the
+// sources but not in BESIDE fails the build, not the first helm run or status read.
+const missing = new Set();
+for (const chunk of readdirSync(outdir).filter((file) => file.endsWith('.mjs'))) {
+  for (const [, file] of readFileSync(join(outdir, chunk), 'utf8').matchAll(/new URL\("\.\/([^"]+)", import\.meta\.url\)/g)) {
+    if (!existsSync(join(outdir, file))) missing.add(`${file} (named in ${chunk})`);
+  }
+}
+if (missing.size > 0) throw new Error(`bundle: dist/service lacks ${[...missing].join(', ')}: add the program to BESIDE in scripts/bundle.mjs`);
