@@ -16,9 +16,15 @@
 // - Nest's optional packages that are not installed (microservices, websockets, ...): Nest
 //   requires them inside try/catch, and must keep finding them missing.
 // Everything else is bundled once, so there is one copy of Nest, class-validator and zod.
+//
+// Two programs run beside the service rather than in it: the helm spawner's helper process and the
+// manifest reader's worker thread. Their code finds them by path next to itself
+// (new URL('./x.mjs', import.meta.url)), which in the bundle is dist/service/: they are copied there
+// as written (tsc checks them, and leaves its own copy beside its output in dist/libs): plain
+// JavaScript importing only Node's own modules.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,6 +46,7 @@ const EXTERNAL = [
   'class-transformer/storage',
   '@fastify/static',
 ];
+const BESIDE = ['libs/helm/src/helm-spawner-helper.mjs', 'libs/agents/src/manifest-reader-worker.mjs'];
 
 rmSync(outdir, { recursive: true, force: true });
 await build({
@@ -67,3 +74,13 @@ await build({
     js: "import 'reflect-metadata'; import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",
   },
 });
+for (const program of BESIDE) copyFileSync(join(root, program), join(outdir, basename(program)));
+// Every file the bundle opens next to itself must be there: a program renamed or added in the
+// sources but not in BESIDE fails the build, not the first helm run or status read.
+const missing = new Set();
+for (const chunk of readdirSync(outdir).filter((file) => file.endsWith('.mjs'))) {
+  for (const [, file] of readFileSync(join(outdir, chunk), 'utf8').matchAll(/new URL\("\.\/([^"]+)", import\.meta\.url\)/g)) {
+    if (!existsSync(join(outdir, file))) missing.add(`${file} (named in ${chunk})`);
+  }
+}
+if (missing.size > 0) throw new Error(`bundle: dist/service lacks ${[...missing].join(', ')}: add the program to BESIDE in scripts/bundle.mjs`);

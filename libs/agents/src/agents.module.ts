@@ -10,6 +10,7 @@ import { AgentsRepository } from './agents.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 import { AgentsService } from './agents.service.js';
+import { ManifestReader } from './manifest-reader.js';
 import { AgentsTools } from './agents.tools.js';
 import { ServiceInfoService } from './service-info.service.js';
 import { WritePipeline } from './writes/write-pipeline.js';
@@ -17,6 +18,9 @@ import { ReconcileController } from './reconcile/reconcile.controller.js';
 import { Reconciler } from './reconcile/reconcile.service.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
 import { ReconcileDoor } from './reconcile/reconcile.access.js';
+
+/** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
+const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
 
 const helmReleases = {
   provide: HelmReleases,
@@ -40,7 +44,7 @@ class JournalMetrics implements OnModuleInit {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [AgentsController, AuditController, ReconcileController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics],
   exports: [AgentsService, AgentsRepository, ServiceInfoService, AgentWrites, Reconciler],
 })
 export class AgentsModule {}

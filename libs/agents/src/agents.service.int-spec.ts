@@ -12,6 +12,7 @@ import { parseInput } from './agents.input.js';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
+import { ManifestReader } from './manifest-reader.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 import { WritePipeline } from './writes/write-pipeline.js';
 
@@ -25,6 +26,7 @@ describe(`${AgentsService.name}: status of a release helm holds pending`, () => 
   let store: Store;
   let helm: FakeHelm;
   let agents: AgentsService;
+  const manifests = new ManifestReader();
   const ref = { namespace: 'ns', name: 'held' };
   const HELM_WORDS = 'Upgrade "held" failed: dial tcp 10.96.0.12:443: connect: connection refused';
 
@@ -38,7 +40,7 @@ describe(`${AgentsService.name}: status of a release helm holds pending`, () => 
     const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
     const pipeline = new WritePipeline(config, repository, helm, writes, new OperationRecovery(config, repository, leases, helm, writes));
     // The live Agent as the fake helm's manifests describe it (`kind: Agent`, nothing more): no drift.
-    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) } as unknown as KubeClient, pipeline);
+    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) } as unknown as KubeClient, pipeline, manifests);
     await OperationContexts.run({ door: 'rest', actor: 'alice' }, async () => {
       await agents.create(parseInput(CreateAgentDto, { ...ref, modelConfig: 'm', toolset: ['preset:read-only'] }));
       await agents.update(ref, parseInput(UpdateAgentDto, { description: 'v2' }));
@@ -52,7 +54,7 @@ describe(`${AgentsService.name}: status of a release helm holds pending`, () => 
   });
 
   afterAll(async () => {
-    await agents?.onModuleDestroy();
+    await manifests.close();
     await store?.client.$disconnect();
     await db?.drop();
   });

@@ -1,7 +1,7 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { append, AppError, listedProblems } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
-import { KubeClient, type LiveAgent } from '@app/kube';
+import { KubeClient } from '@app/kube';
 import { toolsetWarnings } from '@app/toolset';
 import type { ValidateCommand } from './agents.commands.js';
 import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RevisionsQueryDto, RollbackAgentDto, UpdateAgentDto } from './agents.dto.js';
@@ -25,7 +25,7 @@ import { decodeCursor, encodeCursor } from './agents.paging.js';
 import { foldStatus, type RevisionFacts } from './agent-status.js';
 import { decodeOperationCursor, encodeOperationCursor, operationView, shownTo, type JournalReader } from './audit/audit.records.js';
 import { forCaller } from './audit/backend-errors.js';
-import { manifestReader } from './manifest-reader.js';
+import { ManifestReader } from './manifest-reader.js';
 import { createAgent } from './writes/create-agent.js';
 import { deleteAgent } from './writes/delete-agent.js';
 import { rollbackAgent } from './writes/rollback-agent.js';
@@ -38,20 +38,17 @@ import { WritePipeline } from './writes/write-pipeline.js';
  * answer or an AppError. Writes are plans run by the one write pipeline.
  */
 @Injectable()
-export class AgentsService implements OnModuleDestroy {
+export class AgentsService {
   constructor(
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
     private readonly kube: KubeClient,
     private readonly pipeline: WritePipeline,
+    /** Finds the Agent in a rendered manifest off the main thread (large manifests take seconds). */
+    private readonly manifests: ManifestReader,
   ) {}
 
   /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
-  /** The manifest reader's worker thread ends with the service. */
-  async onModuleDestroy(): Promise<void> {
-    await manifestReader.close();
-  }
-
   async list(input: ListAgentsQueryDto, scope: { namespaceLike?: string[] } = {}): Promise<AgentPageDto> {
     const status = input.status ?? 'active';
     const page = await this.repository.listPage({
@@ -182,7 +179,7 @@ export class AgentsService implements OnModuleDestroy {
       const info = await this.helm.status(release);
       const [liveAgent, appliedAgent, deployed] = await Promise.all([
         this.kube.getAgent(namespace, name),
-        agentInManifest(info?.manifest ?? ''),
+        this.manifests.agentIn(info?.manifest ?? ''),
         info ? this.lastDeployed(release, info, agent.id) : null,
       ]);
       const folded = foldStatus({
@@ -215,7 +212,7 @@ export class AgentsService implements OnModuleDestroy {
     // rollback_agent takes the agent's revision numbers, which drift from helm's (a failed atomic upgrade, a reinstall, an adoption).
     // The newest: a reinstall starts helm's numbering again, so one helm number can name two revisions.
     const agentRevision = (await this.repository.revisions(agentId)).reverse().find((r) => r.helmRevision === revision)?.revision ?? null;
-    return { revision, agentRevision, values: info.values, agent: await agentInManifest(info.manifest) };
+    return { revision, agentRevision, values: info.values, agent: await this.manifests.agentIn(info.manifest) };
   }
 
   private async require(namespace: string, name: string): Promise<AgentWithLastOperation> {
@@ -224,11 +221,6 @@ export class AgentsService implements OnModuleDestroy {
     return agent;
   }
 
-}
-
-/** The Agent in a rendered manifest, parsed off the main thread (large manifests take seconds). */
-function agentInManifest(manifest: string): Promise<LiveAgent | null> {
-  return manifestReader.agentIn(manifest);
 }
 
 /**

@@ -34,7 +34,7 @@ import { AgentsService } from './agents.service.js';
 import { AGENT_OPERATIONS, AgentAccess } from './audit/agent-access.js';
 import { answerForCaller, forCaller } from './audit/backend-errors.js';
 import { ErrorResponseDto } from './error-response.dto.js';
-import { CAPABILITIES, ServiceInfoService } from './service-info.service.js';
+import { ServiceInfoService } from './service-info.service.js';
 
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const READ_CLUSTER: ToolHints = { ...READ_STORE, openWorldHint: true };
@@ -136,7 +136,6 @@ export class AgentsTools implements OnModuleInit, OnModuleDestroy {
     this.registry.useErrorModel(ErrorResponseDto);
     for (const toolset of AGENT_TOOLSETS) this.registry.addToolset(toolset);
     this.registry.addTools(this.list().map((spec) => recorded(spec, this.access)));
-    CAPABILITIES.mcp = true;
   }
 
   onModuleDestroy(): void {

@@ -1,29 +1,15 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import type { OnModuleDestroy } from '@nestjs/common';
 import { AppError } from '@app/common';
 import type { LiveAgent } from '@app/kube';
 
 /**
- * Runs in a worker thread: the `yaml` package needs tens of seconds for some large manifests
- * (it is quadratic in the keys of one mapping), which must never block the event loop.
+ * The worker thread's program (manifest-reader-worker.mjs, beside this file in the sources, in tsc's
+ * output and in the bundle): the `yaml` package needs tens of seconds for some large manifests, which
+ * must never block the event loop.
  */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { parseAllDocuments } = require(workerData.yaml);
-parentPort.on('message', ({ id, manifest }) => {
-  try {
-    let agent = null;
-    for (const doc of parseAllDocuments(manifest, { uniqueKeys: false })) {
-      if (doc.errors.length > 0) throw doc.errors[0];
-      const object = doc.toJSON();
-      if (object && object.kind === 'Agent' && String(object.apiVersion).startsWith('kagent.dev/')) { agent = object; break; }
-    }
-    parentPort.postMessage({ id, agent });
-  } catch (error) {
-    parentPort.postMessage({ id, error: String((error && error.message) || error) });
-  }
-});
-`;
+const WORKER = new URL('./manifest-reader-worker.mjs', import.meta.url);
 
 interface Job {
   id: number;
@@ -37,9 +23,10 @@ type Reply = { id: number; agent: LiveAgent | null } | { id: number; error: stri
 /**
  * Finds the kagent Agent in a rendered manifest, parsed off the main thread: one worker, started
  * on first use, one manifest at a time. A parse that exceeds the time limit ends the worker (the
- * next read starts a new one) and is refused as a backend error.
+ * next read starts a new one) and is refused as a backend error. One per service (AgentsModule
+ * provides it): status reads and the reconciler share its worker, which ends with the service.
  */
-export class ManifestReader {
+export class ManifestReader implements OnModuleDestroy {
   private worker?: Worker;
   private readonly queue: Job[] = [];
   private current?: { job: Job; timer: NodeJS.Timeout };
@@ -53,6 +40,10 @@ export class ManifestReader {
       this.queue.push({ id: this.nextId++, manifest, resolve, reject });
       this.pump();
     });
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.close();
   }
 
   /** Ends the worker (pending reads fail); the next read starts a new one. */
@@ -73,7 +64,7 @@ export class ManifestReader {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { yaml: createRequire(import.meta.url).resolve('yaml') } });
+    const worker = new Worker(WORKER, { workerData: { yaml: createRequire(import.meta.url).resolve('yaml') } });
     worker.unref();
     worker.on('message', (reply: Reply) => this.settle(reply));
     worker.on('error', (error) => this.crashed(worker, error));
@@ -118,6 +109,3 @@ export class ManifestReader {
     for (const job of this.queue.splice(0)) job.reject(error);
   }
 }
-
-/** The process-wide reader: status reads share one worker. */
-export const manifestReader = new ManifestReader();

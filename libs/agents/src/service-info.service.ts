@@ -4,13 +4,17 @@ import { basename, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig, PROJECT_PACKAGE } from '@app/common';
 import { HelmClient } from '@app/helm';
+import { McpRegistry } from '@app/mcp';
 import { ClusterState, clusterReportWithoutPaths } from '@app/kube';
 import { Store } from '@app/store';
 import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
 import type { InfoDto } from './agents.responses.js';
 
-/** Capabilities other modules switch on (the MCP surface registers itself here). */
-export const CAPABILITIES = { dryRun: true, validate: true, rollback: true, status: true, mcp: false, idempotentWrites: true, optimisticConcurrency: true, perAgentLock: true };
+/**
+ * What every installation offers. `mcp` is the one that depends on the process: ServiceInfoService
+ * answers it from the MCP registry (whether any domain tools are registered), in this position.
+ */
+export const CAPABILITIES = Object.freeze({ dryRun: true, validate: true, rollback: true, status: true, mcp: false, idempotentWrites: true, optimisticConcurrency: true, perAgentLock: true });
 
 @Injectable()
 export class ServiceInfoService {
@@ -21,6 +25,7 @@ export class ServiceInfoService {
     private readonly helm: HelmClient,
     private readonly store: Store,
     private readonly cluster: ClusterState,
+    private readonly mcp: McpRegistry,
   ) {}
 
   /**
@@ -39,7 +44,7 @@ export class ServiceInfoService {
       helm: { version: helm?.version ?? null, major: helm?.major ?? null, binary: shown(this.helm.bin) },
       store: this.store.provider,
       cluster: options.paths ? cluster : clusterReportWithoutPaths(cluster),
-      capabilities: { ...CAPABILITIES },
+      capabilities: { ...CAPABILITIES, mcp: this.mcp.toolNames().some((name) => !McpRegistry.ownTools.includes(name)) },
       toolsetLimits: {
         maxSelectors: MAX_INLINE_SELECTORS,
         maxSelectorLength: MAX_SELECTOR_LENGTH,

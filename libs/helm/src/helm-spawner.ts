@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 /** What one helm run left: its output and exit code (124 when it timed out, 127 when it could not start). */
 export interface SpawnResult {
@@ -11,67 +12,11 @@ export interface SpawnResult {
 }
 
 /**
- * Runs in a small Node process of its own. Starting a process forks the caller, and forking the
- * service (hundreds of MiB, many threads) blocked its event loop for 50–150 ms per helm run under
- * load (measured with the 500-validate benchmark); forking this small process costs a fraction of
- * that and never stops the service's event loop.
+ * The helper process's program (helm-spawner-helper.mjs, beside this file in the sources, in tsc's
+ * output and in the bundle): a small Node process of its own, so that forking helm never forks the
+ * service (50–150 ms of blocked event loop per helm run under load).
  */
-const SPAWNER_SOURCE = `
-const { spawn } = require('node:child_process');
-const STOP_GRACE_MS = Number(process.argv[1]);
-const running = new Set();
-let stopping = false;
-// The service closed the channel (it is stopping): helm runs still going get SIGTERM, which helm
-// answers by stopping (and rolling back) cleanly, then SIGKILL after the grace. Exiting at once
-// would orphan them: in a container they die by SIGKILL with the service, mid-write.
-process.on('disconnect', () => {
-  stopping = true;
-  if (running.size === 0) process.exit(0);
-  for (const child of running) child.kill('SIGTERM');
-  setTimeout(() => {
-    for (const child of running) child.kill('SIGKILL');
-    process.exit(0);
-  }, STOP_GRACE_MS);
-});
-process.on('message', ({ id, bin, args, env, timeoutMs }) => {
-  const out = [];
-  const err = [];
-  let timedOut = false;
-  let done = false;
-  const finish = (reply) => {
-    if (done) return;
-    done = true;
-    clearTimeout(timer);
-    if (process.connected) process.send({ id, ...reply });
-  };
-  let child;
-  try {
-    child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (error) {
-    process.send({ id, error: String(error && error.message || error) });
-    return;
-  }
-  running.add(child);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-  }, timeoutMs);
-  child.stdout.on('data', (chunk) => out.push(chunk));
-  child.stderr.on('data', (chunk) => err.push(chunk));
-  child.on('error', (error) => finish({ error: String(error && error.message || error) }));
-  child.on('close', () => {
-    running.delete(child);
-    if (stopping && running.size === 0) process.exit(0);
-  });
-  child.on('close', (code, signal) => finish({
-    exitCode: code === null ? (signal ? 128 : 1) : code,
-    timedOut,
-    stdout: Buffer.concat(out).toString(),
-    stderr: Buffer.concat(err).toString(),
-  }));
-});
-`;
+const HELPER = fileURLToPath(new URL('./helm-spawner-helper.mjs', import.meta.url));
 
 /** At close, how long helm runs still going get after SIGTERM before SIGKILL (within the pod's 15 s margin after SHUTDOWN_TIMEOUT_SECONDS). */
 export const STOP_GRACE_MS = 5_000;
@@ -123,7 +68,7 @@ export class HelmSpawner {
 
   private start(): ChildProcess {
     if (this.helper && this.helper.exitCode === null && this.helper.signalCode === null) return this.helper;
-    const helper = spawn(process.execPath, ['-e', SPAWNER_SOURCE, String(STOP_GRACE_MS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env });
+    const helper = spawn(process.execPath, [HELPER, String(STOP_GRACE_MS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env });
     helper.on('message', (reply: Reply) => this.settle(reply));
     helper.on('exit', (code, signal) => {
       // A helper closed earlier exits later: its calls were answered then, the pending ones are a newer helper's.

@@ -14,7 +14,7 @@ import { AgentWrites } from '../agent-writes.service.js';
 import { AgentsRepository } from '../agents.repository.js';
 import { toChartValues } from '../agents.types.js';
 import { IdempotencyRepository } from '../idempotency.repository.js';
-import { manifestReader } from '../manifest-reader.js';
+import { ManifestReader } from '../manifest-reader.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import { Reconciler } from './reconcile.service.js';
 
@@ -34,6 +34,7 @@ class ListingHelm extends FakeHelm {
  * exports to a local OTLP receiver; shutting it down flushes the spans.
  */
 describe(`${Reconciler.name}: traces of the automatic pass`, () => {
+  const manifests = new ManifestReader();
   let db: FreshDatabase;
   let store: Store;
   let receiver: OtlpReceiver;
@@ -54,7 +55,7 @@ describe(`${Reconciler.name}: traces of the automatic pass`, () => {
     const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
     const recovery = new OperationRecovery(config, repository, leases, helm, writes);
     const kube = { getAgent: async () => ({}) } as unknown as KubeClient;
-    const reconciler = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), kube, recovery, writes);
+    const reconciler = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), kube, recovery, writes, manifests);
 
     // One create helm deployed that the store recorded failed: the pass records it (it acts).
     const id = randomUUID();
@@ -72,7 +73,7 @@ describe(`${Reconciler.name}: traces of the automatic pass`, () => {
   });
 
   afterAll(async () => {
-    await manifestReader.close(); // the reconciler reads release manifests in its worker thread; the service closes it at shutdown
+    await manifests.close(); // the reconciler reads release manifests in its worker thread; in the service, AgentsModule closes it
     await Tracing.shutdown();
     for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_BSP_SCHEDULE_DELAY']) delete process.env[name];
     await receiver?.close();

@@ -12,7 +12,7 @@ import { AgentWrites } from '../agent-writes.service.js';
 import { AgentsRepository } from '../agents.repository.js';
 import { toChartValues, type ChartValues } from '../agents.types.js';
 import { IdempotencyRepository } from '../idempotency.repository.js';
-import { manifestReader } from '../manifest-reader.js';
+import { ManifestReader } from '../manifest-reader.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import { Reconciler } from './reconcile.service.js';
 
@@ -40,6 +40,7 @@ class ListingHelm extends FakeHelm {
 }
 
 describe(Reconciler.name, () => {
+  const manifests = new ManifestReader();
   let db: FreshDatabase;
   let store: Store;
   let helm: ListingHelm;
@@ -58,11 +59,11 @@ describe(Reconciler.name, () => {
     const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
     const recovery = new OperationRecovery(config, repository, leases, helm, writes);
     const kube = { getAgent: async () => ({}) } as unknown as KubeClient;
-    reconciler = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), kube, recovery, writes);
+    reconciler = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), kube, recovery, writes, manifests);
   });
 
   afterAll(async () => {
-    await manifestReader.close(); // the reconciler reads release manifests in its worker thread; the service closes it at shutdown
+    await manifests.close(); // the reconciler reads release manifests in its worker thread; in the service, AgentsModule closes it
     await store?.client.$disconnect();
     await db?.drop();
   });
@@ -112,7 +113,7 @@ describe(Reconciler.name, () => {
     const leases = new CountingLeases(store);
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
     const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
-    const counted = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), { getAgent: async () => ({}) } as unknown as KubeClient, new OperationRecovery(config, repository, leases, helm, writes), writes);
+    const counted = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), { getAgent: async () => ({}) } as unknown as KubeClient, new OperationRecovery(config, repository, leases, helm, writes), writes, manifests);
     expect((await leases.acquire('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b', 5_000)).acquired).toBe(true);
     leases.inserts = 0;
     setTimeout(() => void leases.release('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b'), 800);

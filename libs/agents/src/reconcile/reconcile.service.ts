@@ -12,7 +12,7 @@ import { AgentsRepository, type AppliedChange } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { AgentSpec, ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
 import { agentView } from '../agents.views.js';
-import { manifestReader } from '../manifest-reader.js';
+import { ManifestReader } from '../manifest-reader.js';
 import { auditOf } from '../audit/audit.records.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import { decideReconcile, type ReconcileAction, type ReleaseSide } from '../recovery-decision.js';
@@ -60,6 +60,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly kube: KubeClient,
     private readonly recovery: OperationRecovery,
     private readonly writes: AgentWrites,
+    private readonly manifests: ManifestReader,
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
@@ -236,7 +237,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const info = await this.helm.status(ref);
     const lastDeployed = info?.status.startsWith('pending') ? await this.releases.lastDeployed(ref) : (info?.revision ?? null);
     // The Agent the release applied, for the drift status reports too (compareDrift): only a deployed release is compared.
-    const applied = info?.status === 'deployed' ? await manifestReader.agentIn(info.manifest) : null;
+    const applied = info?.status === 'deployed' ? await this.manifests.agentIn(info.manifest) : null;
     const release: ReleaseSide | null = info && { status: info.status, revision: info.revision, values: info.values, lastDeployed, agent: applied };
     const live = await this.kube.getAgent(ref.namespace, ref.name);
     const action = decideReconcile({ agent: agent && { helmRevision: agent.helmRevision, values: agent.values }, createIntent: intent?.values ?? null }, release, live);
