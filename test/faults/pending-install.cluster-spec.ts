@@ -5,7 +5,7 @@ import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';
 import { apiserverPid, killTree, whenReleaseReaches } from '../support/faults.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
-import { call, freshDatabaseUrl, startTestApp, type FreshDatabase } from '../support/test-app.js';
+import { call, freshDatabaseUrl, startTestApp, type FreshDatabase, type TestApp } from '../support/test-app.js';
 
 jest.setTimeout(480_000);
 
@@ -29,19 +29,32 @@ describe('faults while helm holds a release pending', () => {
   let cluster: TestCluster;
   let helm: HelmClient;
   const procs: ServiceProcess[] = [];
+  const apps: TestApp[] = [];
+  const settings = () => ({
+    DATABASE_URL: db.url,
+    KUBECONFIG: cluster.kubeconfig,
+    HELM_BIN: realHelm,
+    HELM_TIMEOUT_SECONDS: '60',
+    LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
+    // One reconcile pass, the test's own: the automatic one would race the assertions.
+    RECONCILE_AUTOMATIC: 'false',
+  });
 
+  /** A replica in its own process, for a fault to kill. */
   const start = async () => {
-    const proc = await startServiceProcess({
-      DATABASE_URL: db.url,
-      KUBECONFIG: cluster.kubeconfig,
-      HELM_BIN: realHelm,
-      HELM_TIMEOUT_SECONDS: '60',
-      LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
-      // One reconcile pass, the test's own: the automatic one would race the assertions.
-      RECONCILE_AUTOMATIC: 'false',
-    });
+    const proc = await startServiceProcess(settings());
     procs.push(proc);
     return proc;
+  };
+
+  /**
+   * The replica that takes over, in this process, on a clock the test moves: a dead replica's lease
+   * expires on it once the clock is past LEASE_TTL_SECONDS, without waiting them out.
+   */
+  const survive = async () => {
+    const t = await startTestApp(settings());
+    apps.push(t);
+    return { url: t.url, leaseExpired: () => t.clock.advance(LEASE_TTL_SECONDS * 1000 + 500) };
   };
 
   /**
@@ -97,6 +110,7 @@ describe('faults while helm holds a release pending', () => {
 
   afterAll(async () => {
     for (const proc of procs) if (proc.child.exitCode === null && proc.child.signalCode === null) await proc.kill();
+    for (const t of apps) await t.close();
     await db?.drop();
   });
 
@@ -110,8 +124,8 @@ describe('faults while helm holds a release pending', () => {
       if (!held && attempt < ATTEMPTS) continue; // helm got past pending-install before the fault could hit it: try again
       expect(held).toMatchObject({ status: 'pending-install' });
 
-      const survivor = await start();
-      await sleep(LEASE_TTL_SECONDS * 1000 + 500); // the dead replica's lease has expired
+      const survivor = await survive();
+      survivor.leaseExpired();
       const pass = await call(survivor.url, 'POST', '/api/v1/reconcile', { namespace: ns, name: body.name });
       expect(pass.status).toBe(200);
       expect(pass.body.items).toEqual([expect.objectContaining({ namespace: ns, name: body.name, action: expect.stringMatching(/^(reinstall|uninstall)$/), done: true })]);
@@ -172,10 +186,10 @@ describe('faults while helm holds a release pending', () => {
       if (!held && attempt < ATTEMPTS) continue;
       expect(held).toMatchObject({ status: 'pending-upgrade', revision: 2 });
 
-      const survivor = await start();
+      const survivor = await survive();
       const stuck = (await call(survivor.url, 'GET', path)).body;
       expect(stuck).toMatchObject({ revision: 1, lastOperation: { kind: 'update', state: 'pending' } });
-      await sleep(LEASE_TTL_SECONDS * 1000 + 500);
+      survivor.leaseExpired();
       const pass = await call(survivor.url, 'POST', '/api/v1/reconcile', ref);
       expect(pass.body.items).toEqual([expect.objectContaining({ action: 'rollback', done: true })]);
 
