@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { Store } from '@app/store';
 import { TestCluster } from '../support/cluster.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
-import { call, freshDatabaseUrl, type FreshDatabase } from '../support/test-app.js';
+import { call, freshDatabaseUrl, startTestApp, type FreshDatabase, type TestApp } from '../support/test-app.js';
 
 jest.setTimeout(240_000);
 
@@ -28,21 +28,29 @@ describe('writers across replicas, crashes and retries', () => {
   let helm: HelmClient;
   let ns: string;
   const procs: ServiceProcess[] = [];
+  const apps: TestApp[] = [];
   const base = { modelConfig: 'default-model-config', toolset: ['preset:read-only'] };
+  const settings = (env: Record<string, string> = {}) => ({
+    DATABASE_URL: db.url,
+    KUBECONFIG: cluster.kubeconfig,
+    HELM_BIN: realHelm,
+    LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
+    // These cases are the writers' own decisions and the remedies a person applies; an automatic
+    // reconcile pass would race them (it frees a stuck release by itself once the lease expired).
+    RECONCILE_AUTOMATIC: 'false',
+    ...env,
+  });
 
   const start = async (env: Record<string, string> = {}) => {
-    const proc = await startServiceProcess({
-      DATABASE_URL: db.url,
-      KUBECONFIG: cluster.kubeconfig,
-      HELM_BIN: realHelm,
-      LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
-      // These cases are the writers' own decisions and the remedies a person applies; an automatic
-      // reconcile pass would race them (it frees a stuck release by itself once the lease expired).
-      RECONCILE_AUTOMATIC: 'false',
-      ...env,
-    });
+    const proc = await startServiceProcess(settings(env));
     procs.push(proc);
     return proc;
+  };
+  /** A replica in this process, on a clock the test moves: a dead replica's lease expires on it without waiting. */
+  const startHere = async () => {
+    const t = await startTestApp(settings());
+    apps.push(t);
+    return t;
   };
   const slow = (before: number, after: number) => ({ HELM_BIN: slowHelm, SLOW_HELM_REAL: realHelm, SLOW_HELM_BEFORE: String(before), SLOW_HELM_AFTER: String(after) });
   const until = async <T>(what: string, probe: () => Promise<T | undefined | false>, tries = 200): Promise<T> => {
@@ -59,6 +67,11 @@ describe('writers across replicas, crashes and retries', () => {
     cluster = TestCluster.fromEnv();
     helm = new HelmClient({ bin: realHelm, kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
     ns = await cluster.freshNamespace('writers');
+  });
+
+  // A replica whose clock was moved ends with its test: ahead of the others, it would take their leases early.
+  afterEach(async () => {
+    for (const t of apps.splice(0)) await t.close();
   });
 
   afterAll(async () => {
@@ -163,9 +176,10 @@ describe('writers across replicas, crashes and retries', () => {
   it('marks a change that never reached helm failed, and hands the dead replica\'s lease over only after it expired', async () => {
     const name = 'interrupted';
     const path = `/api/v1/agents/${ns}/${name}`;
-    const survivor = procs[0];
+    const survivor = await startHere();
     expect((await call(survivor.url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
-    const doomed = await start(slow(60, 0));
+    // Its lease would outlast the test in real time: only the survivor's clock moving past it lets the write through.
+    const doomed = await start({ ...slow(60, 0), LEASE_TTL_SECONDS: '600' });
     const write = call(doomed.url, 'PATCH', path, { systemMessage: 'never applied' }).catch(() => null);
     const pending = await until('the update to be journaled', async () => {
       const op = (await call(survivor.url, 'GET', path)).body.lastOperation;
@@ -179,10 +193,12 @@ describe('writers across replicas, crashes and retries', () => {
       const lease = await store.client.agentLease.findUniqueOrThrow({ where: { key: `${ns}/${name}` } });
       expect(lease.operationId).toBe(pending.id);
       // The write waits in line for the dead replica's lease and takes it over only once it expired.
-      const queued = await call(survivor.url, 'PATCH', path, { systemMessage: 'queued behind the dead one' });
-      const answeredAt = Date.now();
+      const sent = call(survivor.url, 'PATCH', path, { systemMessage: 'queued behind the dead one' });
+      expect(await Promise.race([sent.then(() => 'answered'), sleep(1500, 'waiting')])).toBe('waiting');
+      expect((await call(survivor.url, 'GET', path)).body.lastOperation.id).toBe(pending.id);
+      survivor.clock.advance(lease.expiresAt.getTime() - Date.now() + 1000);
+      const queued = await sent;
       expect(queued.status).toBe(200);
-      expect(answeredAt).toBeGreaterThan(lease.expiresAt.getTime());
       expect(queued.body.agent.revision).toBe(2);
     } finally {
       await store.client.$disconnect();

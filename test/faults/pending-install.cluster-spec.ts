@@ -2,12 +2,12 @@
 // npm test: also on PostgreSQL — recovery reads and finishes the operations a killed service left in the store
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';
 import { killTree, whenReleaseReaches } from '../support/faults.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
-import { call, freshDatabaseUrl, startTestApp, type FreshDatabase } from '../support/test-app.js';
+import { call, freshDatabaseUrl, startTestApp, type FreshDatabase, type TestApp } from '../support/test-app.js';
 
 jest.setTimeout(480_000);
 
@@ -31,19 +31,32 @@ describe('faults while helm holds a release pending', () => {
   let cluster: TestCluster;
   let helm: HelmClient;
   const procs: ServiceProcess[] = [];
+  const apps: TestApp[] = [];
+  const settings = () => ({
+    DATABASE_URL: db.url,
+    KUBECONFIG: cluster.kubeconfig,
+    HELM_BIN: realHelm,
+    HELM_TIMEOUT_SECONDS: '60',
+    LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
+    // One reconcile pass, the test's own: the automatic one would race the assertions.
+    RECONCILE_AUTOMATIC: 'false',
+  });
 
+  /** A replica in its own process, for a fault to kill. */
   const start = async () => {
-    const proc = await startServiceProcess({
-      DATABASE_URL: db.url,
-      KUBECONFIG: cluster.kubeconfig,
-      HELM_BIN: realHelm,
-      HELM_TIMEOUT_SECONDS: '60',
-      LEASE_TTL_SECONDS: String(LEASE_TTL_SECONDS),
-      // One reconcile pass, the test's own: the automatic one would race the assertions.
-      RECONCILE_AUTOMATIC: 'false',
-    });
+    const proc = await startServiceProcess(settings());
     procs.push(proc);
     return proc;
+  };
+
+  /**
+   * The replica that takes over, in this process, on a clock the test moves: a dead replica's lease
+   * expires on it once the clock is past LEASE_TTL_SECONDS, without waiting them out.
+   */
+  const survive = async () => {
+    const t = await startTestApp(settings());
+    apps.push(t);
+    return { url: t.url, leaseExpired: () => t.clock.advance(LEASE_TTL_SECONDS * 1000 + 500) };
   };
 
   /**
@@ -98,6 +111,11 @@ describe('faults while helm holds a release pending', () => {
     helm = new HelmClient({ bin: realHelm, kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
   });
 
+  // A replica whose clock was moved ends with its test: ahead of the others, it would take their leases early.
+  afterEach(async () => {
+    for (const t of apps.splice(0)) await t.close();
+  });
+
   afterAll(async () => {
     for (const proc of procs) if (proc.child.exitCode === null && proc.child.signalCode === null) await proc.kill();
     await db?.drop();
@@ -114,8 +132,8 @@ describe('faults while helm holds a release pending', () => {
       if (!held && attempt < ATTEMPTS) continue; // helm got past pending-install before the fault could hit it: try again
       expect(held).toMatchObject({ status: 'pending-install' });
 
-      const survivor = await start();
-      await sleep(LEASE_TTL_SECONDS * 1000 + 500); // the dead replica's lease has expired
+      const survivor = await survive();
+      survivor.leaseExpired();
       const pass = await call(survivor.url, 'POST', '/api/v1/reconcile', { namespace: ns, name: body.name });
       expect(pass.status).toBe(200);
       expect(pass.body.items).toEqual([expect.objectContaining({ namespace: ns, name: body.name, action: expect.stringMatching(/^(reinstall|uninstall)$/), done: true })]);
@@ -176,10 +194,10 @@ describe('faults while helm holds a release pending', () => {
       if (!held && attempt < ATTEMPTS) continue;
       expect(held).toMatchObject({ status: 'pending-upgrade', revision: 2 });
 
-      const survivor = await start();
+      const survivor = await survive();
       const stuck = (await call(survivor.url, 'GET', path)).body;
       expect(stuck).toMatchObject({ revision: 1, lastOperation: { kind: 'update', state: 'pending' } });
-      await sleep(LEASE_TTL_SECONDS * 1000 + 500);
+      survivor.leaseExpired();
       const pass = await call(survivor.url, 'POST', '/api/v1/reconcile', ref);
       expect(pass.body.items).toEqual([expect.objectContaining({ action: 'rollback', done: true })]);
 

@@ -140,7 +140,7 @@ describe('MCP across replicas without session affinity', () => {
 
     beforeAll(async () => {
       first = await startTestApp(limits);
-      second = await startTestApp({ ...limits, DATABASE_URL: first.databaseUrl });
+      second = await startTestApp({ ...limits, DATABASE_URL: first.databaseUrl }, first.clock);
       proxy = await startRoundRobinProxy([first.url, second.url]);
     }, 120_000);
 
@@ -204,9 +204,10 @@ describe('MCP across replicas without session affinity', () => {
       const used = await toolsList(second.url, session);
       await used.text();
       expect(used.status).toBe(200);
-      // Idle for 10 s, then reaped by whichever replica sweeps first (a sweep runs every few seconds).
-      // Watched in the store: a request would use the session and keep it alive.
-      for (let i = 0; i < 60 && (await first.store.client.mcpSession.count({ where: { id: session } })) > 0; i++) await new Promise((r) => setTimeout(r, 1000));
+      // Idle for 10 s on the replicas' clock, then reaped by whichever replica sweeps first (a sweep runs
+      // every few seconds). Watched in the store: a request would use the session and keep it alive.
+      first.clock.advance(11_000);
+      for (let i = 0; i < 300 && (await first.store.client.mcpSession.count({ where: { id: session } })) > 0; i++) await new Promise((r) => setTimeout(r, 100));
       const probe = await toolsList(second.url, session);
       await probe.text();
       const status = probe.status;

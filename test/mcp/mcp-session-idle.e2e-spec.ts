@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Store } from '@app/store';
 import { CLIENT_NAME, startApp, type McpTestApp } from './mcp-support.js';
 
 /** The least MCP_SESSION_IDLE_SECONDS allows: a session unused this long is closed. */
@@ -31,12 +32,15 @@ describe('MCP sessions idle for MCP_SESSION_IDLE_SECONDS', () => {
   it('closes the idle session (its id answers 404), keeps the one in use, and lets the client start a new session', async () => {
     const idle = await open();
     const busy = await open();
-    // Past the idle time and the sweeper's interval (a quarter of it), the busy session used every second
-    // meanwhile (a loaded machine can take seconds to answer one call).
-    for (let waited = 0; waited < IDLE_SECONDS * 1.6; waited += 1) {
-      await sleep(1000);
-      await busy.client.listTools();
-    }
+    // The service's clock moves past the idle time in two steps, the busy session used between them:
+    // the idle one was unused for 12 s, the busy one for 6 s.
+    t.clock.advance(6_000);
+    await busy.client.listTools();
+    t.clock.advance(6_000);
+    // Reaped at the sweeper's next run (every quarter of the idle time, in real time). Watched in
+    // the store: a request on the idle session would use it and keep it alive.
+    const sessions = t.app.get(Store).client.mcpSession;
+    for (let i = 0; i < 100 && (await sessions.count({ where: { id: idle.transport.sessionId! } })) > 0; i++) await sleep(100);
 
     const gone = await fetch(`${t.base}/mcp`, {
       method: 'POST',

@@ -7,6 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsRepository } from '@app/agents';
+import type { TestClock } from '@app/common';
 import { startTestApp, unreachableKubeconfig, withoutMcpSettings } from '../support/test-app.js';
 
 export const CLIENT_NAME = 'agent-manager-e2e';
@@ -19,13 +20,15 @@ export function testEnv(dir: string, env: Record<string, string> = {}): NodeJS.P
 export interface McpTestApp {
   app: INestApplication;
   base: string;
+  /** The service's clock, moved forward to let sessions go idle without waiting. */
+  clock: TestClock;
   close(): Promise<void>;
 }
 
 /** The whole service on port 0 of 127.0.0.1, as the REST suites start it. */
 export async function startApp(env: Record<string, string> = {}): Promise<McpTestApp> {
   const t = await startTestApp(env);
-  return { app: t.app, base: t.url, close: t.close };
+  return { app: t.app, base: t.url, clock: t.clock, close: t.close };
 }
 
 /** An SDK client on /mcp<query> over Streamable HTTP. */

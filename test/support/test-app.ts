@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { loadConfig } from '@app/common';
+import { loadConfig, TestClock } from '@app/common';
 import { Store, type StoreProvider } from '@app/store';
 import { createApp } from '../../apps/agent-manager/src/app.factory.js';
 import { type FreshDatabase, freshPostgresDatabase, testPostgresUrl } from '../pg/fresh-database.js';
@@ -19,6 +19,8 @@ export interface TestApp {
   databaseUrl: string;
   /** The store provider in use (`sqlite`, or `postgresql` when TEST_DATABASE_URL is set). */
   provider: StoreProvider;
+  /** The service's clock: `clock.advance(ms)` lets a lease, key or session expire without waiting. */
+  clock: TestClock;
   close(): Promise<void>;
 }
 
@@ -44,8 +46,9 @@ export function unreachableKubeconfig(dir: string): string {
  * The whole service on port 0 with a fresh store — a temp SQLite file, or a fresh database
  * on TEST_DATABASE_URL's PostgreSQL, dropped in close() — the real helm and the chart in this
  * repo. An explicit `DATABASE_URL` in `env` is used as it is (and left in place by close()).
+ * The service runs on a TestClock (the host's time until moved); replicas in one test share one by `clock`.
  */
-export async function startTestApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string | undefined> = {}, clock = new TestClock()): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'agent-manager-test-'));
   let database: FreshDatabase | undefined;
   let app: INestApplication | undefined;
@@ -61,7 +64,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {})
       ...env,
       DATABASE_URL: databaseUrl,
     });
-    app = await createApp(config, { logger: false });
+    app = await createApp(config, { logger: false, clock });
     await app.listen(0, '127.0.0.1');
     const address = app.getHttpServer().address() as { port: number };
     const started = app;
@@ -73,6 +76,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {})
       dir,
       databaseUrl,
       provider: store.provider,
+      clock,
       close: async () => {
         try {
           await started.close();

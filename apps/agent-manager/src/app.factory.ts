@@ -6,7 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { json } from 'express';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { AgentWrites } from '@app/agents';
-import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig } from '@app/common';
+import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig, type Clock } from '@app/common';
 import { setupMcp } from '@app/mcp';
 import { createLog, Metrics, PinoNestLogger, Tracing, type Pino } from '@app/telemetry';
 import { AppModule } from './app.module.js';
@@ -42,11 +42,14 @@ export function processLog(config: AppConfig, option: boolean | 'stderr' | undef
   return createLog({ level, format: config.LOG_FORMAT, stream: stderr ? 'stderr' : 'stdout', silent: option === false });
 }
 
-/** Builds the whole service (both doors) without listening: main.ts and the e2e suites share it. */
-export async function createApp(config: AppConfig, options: { logger?: boolean | 'stderr' } = {}): Promise<INestApplication> {
+/**
+ * Builds the whole service (both doors) without listening: main.ts and the e2e suites share it.
+ * `clock` is the host's unless a test passes its own.
+ */
+export async function createApp(config: AppConfig, options: { logger?: boolean | 'stderr'; clock?: Clock } = {}): Promise<INestApplication> {
   const log = processLog(config, options.logger);
   for (const deprecation of config.deprecations) log.warn({ context: 'Config' }, deprecation);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options.clock), {
     logger: new PinoNestLogger(log),
     bodyParser: false,
     // A provider that refuses its settings (e.g. MCP_DEFAULT_TOOLSETS) rejects here instead of exiting the process.

@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentsModule, AgentsTools, ReconcileDoor } from '@app/agents';
 import { AuthModule } from '@app/auth';
 import { BlueprintsModule, BlueprintsTools } from '@app/blueprints';
-import { AppConfig } from '@app/common';
+import { AppConfig, Clock, SystemClock } from '@app/common';
 import { KubeModule } from '@app/kube';
 import { McpModule, McpRegistry } from '@app/mcp';
 import { StoreModule } from '@app/store';
@@ -14,14 +14,18 @@ export const OPERATIONS: readonly string[] = [...AgentsTools.operations, ...Reco
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /** `clock`: what leases, idempotency keys and MCP sessions expire by (a test passes one it moves). */
+  static forRoot(config: AppConfig, clock: Clock = new SystemClock()): DynamicModule {
     return {
       module: AppModule,
       global: true,
       imports: [TelemetryModule, StoreModule, KubeModule, AuthModule.forRoot({ operations: OPERATIONS }), AgentsModule, BlueprintsModule, McpModule],
       controllers: [HealthController],
-      providers: [{ provide: AppConfig, useValue: config }],
-      exports: [AppConfig],
+      providers: [
+        { provide: AppConfig, useValue: config },
+        { provide: Clock, useValue: clock },
+      ],
+      exports: [AppConfig, Clock],
     };
   }
 }

@@ -192,7 +192,7 @@ export class AgentWrites {
       do {
         await sleep(LINE_POLL_MS);
         holder = await this.leases.holder(key);
-      } while (holder && holder.expiresAt.getTime() > Date.now() && Date.now() < until);
+      } while (holder && holder.expiresAt.getTime() > this.store.clock.nowMs() && Date.now() < until);
     }
   }
 

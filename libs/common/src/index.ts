@@ -1,3 +1,4 @@
+export { Clock, SystemClock, TestClock } from './clock.js';
 export { append, AppError, DEFAULT_RETRY_AFTER_SECONDS, ERROR_STATUS, listedProblems, MAX_LISTED_PROBLEMS } from './app-error.js';
 export type { ErrorBody, ErrorCode, ErrorDetail } from './app-error.js';
 export { mapError } from './error-mapping.js';

@@ -6,7 +6,7 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
-import { AppConfig, DEFAULT_RETRY_AFTER_SECONDS, OperationContexts } from '@app/common';
+import { AppConfig, Clock, DEFAULT_RETRY_AFTER_SECONDS, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { JsonResponseTransport, readJsonExchange } from './json-response.transport.js';
@@ -44,6 +44,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     private readonly sessions: McpSessionRepository,
     private readonly config: AppConfig,
     metrics: Metrics,
+    private readonly clock: Clock,
   ) {
     // Sessions live in the store (any replica serves them); what this replica holds is their GET streams.
     metrics.watchMcpSessions(() => this.streams.size);
@@ -101,7 +102,7 @@ export class McpHttpSessions implements OnModuleDestroy {
       );
     }
     const toolsets = this.registry.select(query);
-    this.touched.set(id, Date.now());
+    this.touched.set(id, this.clock.nowMs());
     whenClosed(res, () => {
       if (res.statusCode === 200 && res.writableFinished) return;
       this.touched.delete(id);
@@ -190,7 +191,7 @@ export class McpHttpSessions implements OnModuleDestroy {
 
   /** Marks the session used in the store, at most every touchMs per replica. */
   private async touch(session: McpSessionRecord): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.nowMs();
     if (now - (this.touched.get(session.id) ?? 0) < this.touchMs) return;
     this.touched.set(session.id, now);
     await this.sessions.touch(session.id);

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
+import { SystemClock, type Clock } from '@app/common';
 import { Tracing, type Metrics } from '@app/telemetry';
 import type { PrismaClient as SqliteClient } from './generated/sqlite/client.js';
 import { migrate, sqlitePath, type StoreProvider } from './migrator.js';
@@ -34,10 +35,15 @@ export class Store implements OnModuleDestroy {
     readonly client: StoreClient,
     private readonly file?: OpenedFile,
     private readonly integrity?: SqliteIntegrity,
+    /** What the store's times are read from on SQLite, and moved by on PostgreSQL (now()). */
+    readonly clock: Clock = new SystemClock(),
   ) {}
 
-  /** Migrates the store and connects: the service does this itself at start. `metrics` times its queries and transactions. */
-  static async open(url: string, metrics?: Metrics): Promise<Store> {
+  /**
+   * Migrates the store and connects: the service does this itself at start. `metrics` times its
+   * queries and transactions; `clock` is what now() reads (a test's clock moved forward moves it).
+   */
+  static async open(url: string, metrics?: Metrics, clock?: Clock): Promise<Store> {
     const provider: StoreProvider = url.startsWith('file:') ? 'sqlite' : 'postgresql';
     const path = provider === 'sqlite' ? sqlitePath(url) : undefined;
     const onDisk = path !== undefined && path !== ':memory:';
@@ -51,7 +57,7 @@ export class Store implements OnModuleDestroy {
         : await postgresClient(url);
     await client.$connect();
     const observed = metrics ? observedClient(client, metrics, provider) : client;
-    const store = new Store(provider, observed, path === undefined ? undefined : openedFile(path), integrity);
+    const store = new Store(provider, observed, path === undefined ? undefined : openedFile(path), integrity, clock);
     if (applied.length > 0) store.logger.log(`applied migrations: ${applied.join(', ')}`);
     return store;
   }
@@ -59,12 +65,12 @@ export class Store implements OnModuleDestroy {
   /**
    * The store's clock, for times replicas compare (lease expiry): PostgreSQL's now() on
    * PostgreSQL, so hosts whose clocks differ agree; this process's clock for SQLite, which
-   * serves one host.
+   * serves one host. Either moves as far as a test moved the clock.
    */
   async now(): Promise<Date> {
-    if (this.provider === 'sqlite') return new Date();
+    if (this.provider === 'sqlite') return this.clock.now();
     const [row] = await this.client.$queryRawUnsafe<{ now: Date }[]>('SELECT now() AS now');
-    return new Date(row.now);
+    return new Date(new Date(row.now).getTime() + this.clock.aheadMs);
   }
 
   /**
