@@ -16,8 +16,17 @@ jest.setTimeout(240_000);
  * The SQLite file removed while the service runs (issue 11, Why #4): readiness and writes say so,
  * and after a restart on an empty store, store rebuild takes every agent back with its history.
  */
+// Rebuild adopts every release the cluster holds: a control plane of its own, not the one the other
+// suites (running beside this one) keep creating and deleting releases on.
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await TestCluster.ownControlPlane();
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
 describe('store lost while running, rebuilt from the cluster', () => {
-  let cluster: TestCluster;
   let dir: string;
   let ns: string;
   let t: TestApp | undefined;
@@ -25,7 +34,6 @@ describe('store lost while running, rebuilt from the cluster', () => {
   const create = { name, modelConfig: 'default-model-config', toolset: ['preset:read-only'], labels: { team: 'sre' } };
 
   beforeAll(async () => {
-    cluster = TestCluster.fromEnv();
     dir = mkdtempSync(join(tmpdir(), 'store-rebuild-'));
     ns = await cluster.freshNamespace('rebuild');
   });
@@ -62,7 +70,7 @@ describe('store lost while running, rebuilt from the cluster', () => {
     expect(dry.body.items).toEqual([expect.objectContaining({ namespace: ns, name, action: 'report', finding: 'unmanaged', done: false })]);
 
     const { adopted, skipped } = await t.app.get(Reconciler).rebuild();
-    // The control plane is shared by the cluster suites: what rebuild skips of other suites' releases is theirs.
+    // The control plane is the suite's own: what rebuild skips is this file's earlier releases.
     expect(skipped.filter((s) => s.release.startsWith(`${ns}/`))).toEqual([]);
     expect(adopted).toContain(`${ns}/${name}`);
 
@@ -88,14 +96,12 @@ describe('store lost while running, rebuilt from the cluster', () => {
  * rebuild` on the default store (SQLite). It used to adopt nothing, print nothing and exit 0.
  */
 describe('agent-manager store rebuild (the command) on SQLite', () => {
-  let cluster: TestCluster;
   let dir: string;
   let ns: string;
   let t: TestApp | undefined;
 
   beforeAll(async () => {
     await ensureBuilt();
-    cluster = TestCluster.fromEnv();
     dir = mkdtempSync(join(tmpdir(), 'store-rebuild-cli-'));
     ns = await cluster.freshNamespace('rebuild-cli');
   });
@@ -122,7 +128,7 @@ describe('agent-manager store rebuild (the command) on SQLite', () => {
     expect(run.stdout).toContain(`adopted ${ns}/first\n`);
     expect(run.stdout).toContain(`adopted ${ns}/second\n`);
     expect(run.stdout).toMatch(/^store rebuild: \d+ adopted, \d+ skipped$/m);
-    // The control plane is shared by the cluster suites: what rebuild skips of other suites' releases is theirs.
+    // The control plane is the suite's own: what rebuild skips is this file's earlier releases.
     expect(run.stderr).not.toContain(`skipped ${ns}/`);
     expect(run.code).toBe(/^skipped /m.test(run.stderr) ? 1 : 0);
 

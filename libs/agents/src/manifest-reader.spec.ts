@@ -66,6 +66,16 @@ describe(ManifestReader.name, () => {
     await expect(reader.agentIn(manifest(0))).resolves.toMatchObject({ kind: 'Agent' });
   });
 
+  it('an idle reader nobody closed does not keep the process running (a jest run waited for good on its worker)', async () => {
+    // Node lists only the handles that keep the process running.
+    const holding = () => (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles().filter((h) => h.constructor.name === 'MessagePort').length;
+    const before = holding();
+    const unclosed = new ManifestReader();
+    await expect(unclosed.agentIn(manifest(0))).resolves.toMatchObject({ kind: 'Agent' });
+    expect(holding()).toBe(before);
+    await unclosed.close();
+  });
+
   it('refuses a manifest that is not YAML as a backend error', async () => {
     await expect(reader.agentIn('a: [unclosed\n')).rejects.toMatchObject({ code: 'backend_error', message: expect.stringMatching(/not valid YAML/) });
     await expect(reader.agentIn(manifest(0))).resolves.toMatchObject({ kind: 'Agent' });

@@ -65,10 +65,13 @@ export class ManifestReader implements OnModuleDestroy {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER, { workerData: { yaml: createRequire(import.meta.url).resolve('yaml') } });
-    worker.unref();
     worker.on('message', (reply: Reply) => this.settle(reply));
     worker.on('error', (error) => this.crashed(worker, error));
     worker.on('exit', (code) => this.crashed(worker, new Error(`the manifest reader stopped (exit code ${code})`)));
+    // After the listeners: adding a 'message' listener refs the worker's port again, and that port
+    // kept a process (a jest run, a command) alive for good when no one closed the reader. While a
+    // parse runs, its time-limit timer keeps the process running.
+    worker.unref();
     this.worker = worker;
     return worker;
   }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +49,18 @@ describe(HelmSpawner.name, () => {
     for (let waited = 0; (alive(pid) || !existsSync(signalled)) && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(readFileSync(signalled, 'utf8').trim()).toBe('TERM');
     expect(alive(pid)).toBe(false);
+  });
+
+  it('an idle helper nobody closed does not keep the process running: neither it nor its IPC channel holds a jest run open', async () => {
+    const unclosed = new HelmSpawner();
+    expect(await unclosed.run('/bin/echo', ['idle'], {}, 10_000)).toMatchObject({ exitCode: 0, stdout: 'idle' });
+    const helper = (unclosed as unknown as { helper: ChildProcess }).helper;
+    expect(helper.connected).toBe(true);
+    // Node lists only the handles that keep the process running: the helper's process and its IPC pipe are not among them.
+    const holding = (process as unknown as { _getActiveHandles(): { fd?: number }[] })._getActiveHandles();
+    expect(holding).not.toContain(helper);
+    expect(holding.filter((h) => h.constructor.name === 'Pipe' && h.fd === helper.channel?.fd)).toEqual([]);
+    await unclosed.close();
   });
 
   it('closes at once when nothing runs', async () => {
