@@ -59,7 +59,7 @@ describe(HelmSpawner.name, () => {
     // Node lists only the handles that keep the process running: the helper's process and its IPC pipe are not among them.
     const holding = (process as unknown as { _getActiveHandles(): { fd?: number }[] })._getActiveHandles();
     expect(holding).not.toContain(helper);
-    expect(holding.filter((h) => h.constructor.name === 'Pipe' && h.fd === helper.channel?.fd)).toEqual([]);
+    expect(holding.filter((h) => h.constructor.name === 'Pipe' && h.fd === (helper.channel as unknown as { fd?: number } | undefined)?.fd)).toEqual([]);
     await unclosed.close();
   });
 
