@@ -33,10 +33,12 @@ describe('MCP sessions idle for MCP_SESSION_IDLE_SECONDS', () => {
     const idle = await open();
     const busy = await open();
     // The service's clock moves past the idle time in two steps, the busy session used between them:
-    // the idle one was unused for 12 s, the busy one for 6 s.
-    t.clock.advance(6_000);
+    // the idle one was unused for 11 s, the busy one for 3 s. Real time runs on top: the busy one
+    // stays young enough for 7 s more, which a loaded machine's sweep (every 2.5 s) needs (6 s then
+    // 6 s left it 4 s, and a parallel run on PostgreSQL reaped it once).
+    t.clock.advance(8_000);
     await busy.client.listTools();
-    t.clock.advance(6_000);
+    t.clock.advance(3_000);
     // Reaped at the sweeper's next run (every quarter of the idle time, in real time). Watched in
     // the store: a request on the idle session would use it and keep it alive.
     const sessions = t.app.get(Store).client.mcpSession;
