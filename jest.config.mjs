@@ -5,7 +5,7 @@
 // helm 4); AGENT_MANAGER_TEST_PASSES=sqlite,helm3,postgresql (what `npm test` sets) adds the
 // suites marked for helm 3 and for PostgreSQL as projects of their own, so one jest run schedules
 // every pass over its workers, longest suites first.
-import { markedSuites, selectedPasses } from './test/passes.mjs';
+import { markedSuites, projectName, selectedPasses } from './test/passes.mjs';
 
 const shared = {
   extensionsToTreatAsEsm: ['.ts'],
@@ -40,14 +40,14 @@ const KINDS = [
 ];
 
 /** One project per kind of suite that carries the pass's marker, with the pass's environment. */
-function passProjects(pass, label, setupFile) {
+function passProjects(pass, setupFile) {
   const needs = (kind) => [kind === 'cluster' && 'cluster', pass === 'postgresql' && 'postgresql'].filter(Boolean).join('-');
   const suites = markedSuites(pass);
   return KINDS.map(({ kind, match }) => ({ kind, files: suites.filter(match) }))
     .filter(({ files }) => files.length > 0)
     .map(({ kind, files }) => ({
       ...shared,
-      displayName: `${kind} · ${label}`,
+      displayName: projectName(pass, kind),
       testMatch: files.map((file) => `<rootDir>/${file}`),
       setupFiles: [setupFile],
       ...GLOBAL_SETUP[needs(kind)],
@@ -64,8 +64,8 @@ if (passes.includes('sqlite')) {
     { ...shared, displayName: 'cluster', testMatch: ['<rootDir>/test/**/*.cluster-spec.ts'], ...GLOBAL_SETUP.cluster },
   );
 }
-if (passes.includes('helm3')) projects.push(...passProjects('helm3', 'helm 3', '<rootDir>/test/support/pass-helm3.ts'));
-if (passes.includes('postgresql')) projects.push(...passProjects('postgresql', 'PostgreSQL', '<rootDir>/test/support/pass-postgresql.ts'));
+if (passes.includes('helm3')) projects.push(...passProjects('helm3', '<rootDir>/test/support/pass-helm3.ts'));
+if (passes.includes('postgresql')) projects.push(...passProjects('postgresql', '<rootDir>/test/support/pass-postgresql.ts'));
 
 export default {
   testTimeout: 30_000,

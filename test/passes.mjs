@@ -20,15 +20,19 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The passes `npm test` runs; `AGENT_MANAGER_TEST_PASSES` (comma list) selects; default sqlite. */
 export const PASSES = {
   sqlite: { title: 'SQLite + helm 4 (every suite)', report: 'jest-sqlite.json' },
-  helm3: { title: 'helm 3 (cluster suites that depend on helm’s major)', report: 'jest-helm3.json', marker: 'also with helm 3' },
-  postgresql: { title: 'PostgreSQL (suites that exercise the store)', report: 'jest-postgresql.json', marker: 'also on PostgreSQL' },
+  helm3: { title: 'helm 3 (cluster suites that depend on helm’s major)', report: 'jest-helm3.json', marker: 'also with helm 3', label: 'helm 3' },
+  postgresql: { title: 'PostgreSQL (suites that exercise the store)', report: 'jest-postgresql.json', marker: 'also on PostgreSQL', label: 'PostgreSQL' },
 };
 
-/** The pass a jest project belongs to, from its displayName (`e2e`, `cluster · helm 3`, `e2e · PostgreSQL`). */
+/** The displayName of a pass's project of one kind of suite: `e2e` (sqlite), `cluster · helm 3`. */
+export function projectName(pass, kind) {
+  const { label } = PASSES[pass];
+  return label ? `${kind} · ${label}` : kind;
+}
+
+/** The pass a jest project belongs to, from its displayName (projectName's inverse). */
 export function passOfProject(displayName) {
-  if (displayName.endsWith(' · helm 3')) return 'helm3';
-  if (displayName.endsWith(' · PostgreSQL')) return 'postgresql';
-  return 'sqlite';
+  return Object.keys(PASSES).find((pass) => PASSES[pass].label && displayName.endsWith(` · ${PASSES[pass].label}`)) ?? 'sqlite';
 }
 
 /** The passes selected by `AGENT_MANAGER_TEST_PASSES` (unknown names refused, naming the known ones). */
