@@ -38,10 +38,10 @@ describe('the bundle’s source maps', () => {
   }, 300_000);
 
   it('map a chunk of dist/service back to the TypeScript file that defines the code', async () => {
-    const entry = await originalOf('WritePipeline');
-    expect(entry.originalSource).toMatch(/\/libs\/agents\/src\/writes\/write-pipeline\.ts$/);
-    const source = readFileSync('libs/agents/src/writes/write-pipeline.ts', 'utf8').split('\n');
-    expect(source[entry.originalLine]).toContain('class WritePipeline');
+    const entry = await originalOf('WriteRunner');
+    expect(entry.originalSource).toMatch(/\/libs\/agents\/src\/runner\/write-runner\.ts$/);
+    const source = readFileSync('libs/agents/src/runner/write-runner.ts', 'utf8').split('\n');
+    expect(source[entry.originalLine]).toContain('class WriteRunner');
   }, 60_000);
 
   it('are linked, not inlined, and carry no source text (the image stays small)', () => {

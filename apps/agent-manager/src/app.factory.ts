@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { json } from 'express';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { AgentWrites } from '@app/agents';
+import { ShutdownGate } from '@app/agents';
 import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig, type Clock } from '@app/common';
 import { setupMcp } from '@app/mcp';
 import { createLog, Metrics, PinoNestLogger, Tracing, type Pino } from '@app/telemetry';
@@ -86,7 +86,7 @@ export const CLOSE_GRACE_MS = 5_000;
 export function drainOnShutdown(app: INestApplication, config: AppConfig, metricsServer?: Server): void {
   const logger = new Logger('Shutdown');
   const health = app.get(HealthController);
-  const writes = app.get(AgentWrites);
+  const writes = app.get(ShutdownGate);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type AppConfig } from '@app/common';
-import { AgentWrites, Reconciler } from '@app/agents';
+import { Reconciler, ShutdownGate } from '@app/agents';
 import { serveMcpStdio } from '@app/mcp';
 import { Tracing } from '@app/telemetry';
 import { createApp } from './app.factory.js';
@@ -65,7 +65,7 @@ async function mcp(args: string[]): Promise<void> {
   }, settings);
   await serveMcpStdio(app, query);
   // The client went away: let writes it started finish (as on SIGTERM) before the store closes.
-  await app.get(AgentWrites).drain(settings.SHUTDOWN_TIMEOUT_SECONDS * 1000);
+  await app.get(ShutdownGate).drain(settings.SHUTDOWN_TIMEOUT_SECONDS * 1000);
   await app.close();
   await Tracing.shutdown();
 }

@@ -5,7 +5,6 @@ import { McpModule } from '@app/mcp';
 import { Metrics } from '@app/telemetry';
 import { AgentsController, AuditController } from './agents.controller.js';
 import { AgentLeaseRepository } from './agent-lease.repository.js';
-import { AgentWrites } from './agent-writes.service.js';
 import { AgentsRepository } from './agents.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 import { OperationRecovery } from './operation-recovery.service.js';
@@ -13,7 +12,10 @@ import { AgentsService } from './agents.service.js';
 import { ManifestReader } from './manifest-reader.js';
 import { AgentsTools } from './agents.tools.js';
 import { ServiceInfoService } from './service-info.service.js';
-import { WritePipeline } from './writes/write-pipeline.js';
+import { AgentLock } from './runner/agent-lock.js';
+import { IdempotencyGate } from './runner/idempotency-gate.js';
+import { ShutdownGate } from './runner/shutdown-gate.js';
+import { WriteRunner } from './runner/write-runner.js';
 import { ReconcileController } from './reconcile/reconcile.controller.js';
 import { Reconciler } from './reconcile/reconcile.service.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
@@ -44,7 +46,7 @@ class JournalMetrics implements OnModuleInit {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [AgentsController, AuditController, ReconcileController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics],
-  exports: [AgentsService, AgentsRepository, ServiceInfoService, AgentWrites, Reconciler],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics],
+  exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler],
 })
 export class AgentsModule {}

@@ -60,18 +60,6 @@ export interface AgentPage {
   more: boolean;
 }
 
-type Tx = Pick<StoreClient, 'agent' | 'agentLabel' | 'agentRevision' | 'operation' | 'idempotencyRecord' | '$queryRaw' | '$executeRaw'>;
-
-/**
- * The answer to a write sent with an idempotency key, kept in the transaction that records the
- * write: composed from the agent as recorded, stored on the key's claim of this operation.
- */
-export interface RecordedAnswer {
-  /** The key as stored (scoped to the caller). */
-  key: string;
-  ttlMs: number;
-  body(agent: AgentWithLastOperation): Promise<unknown>;
-}
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
 
@@ -219,9 +207,8 @@ export class AgentsRepository {
    * Records a create: the agent, its labels, its revision 1 and the operation's success, at once.
    * Like recordChange and recordDelete, it returns the agent with the operation it closed as its last.
    */
-  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
+  async recordCreate(namespace: string, name: string, chart: { ref: string; version?: string }, change: AppliedChange): Promise<AgentWithLastOperation> {
     const id = randomUUID();
-    const now = await this.store.now();
     return this.db.$transaction(async (tx) => {
       const origin = await originNow(tx, change.origin);
       const agent = await tx.agent.create({
@@ -247,14 +234,13 @@ export class AgentsRepository {
       await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
       const closed = await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
-      return keepAnswer(tx, agent, closed, keep, now);
+      return { ...toAgentRecord(agent), lastOperation: closed };
     });
   }
 
   /** Records an update or rollback: the agent's new state and labels, a new revision, the operation's success. */
-  async recordChange(agent: AgentRecord, change: AppliedChange, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
+  async recordChange(agent: AgentRecord, change: AppliedChange): Promise<AgentWithLastOperation> {
     const revision = agent.revision + 1;
-    const now = await this.store.now();
     return this.db.$transaction(async (tx) => {
       const origin = await originNow(tx, change.origin);
       const updated = await tx.agent.update({
@@ -277,13 +263,12 @@ export class AgentsRepository {
       }
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
       const closed = await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
-      return keepAnswer(tx, updated, closed, keep, now);
+      return { ...toAgentRecord(updated), lastOperation: closed };
     });
   }
 
   /** Marks the agent deleted (its history and labels are kept) and the operation succeeded. */
-  async recordDelete(agent: AgentRecord, operationId: string, actor: string, keep?: RecordedAnswer): Promise<AgentWithLastOperation> {
-    const now = await this.store.now();
+  async recordDelete(agent: AgentRecord, operationId: string, actor: string): Promise<AgentWithLastOperation> {
     return this.db.$transaction(async (tx) => {
       const deleted = await tx.agent.update({
         where: { id: agent.id },
@@ -291,7 +276,7 @@ export class AgentsRepository {
       });
       await tx.agentLabel.updateMany({ where: { agentId: agent.id }, data: { state: 'deleted' } });
       const closed = await closeSucceeded(tx, operationId, {});
-      return keepAnswer(tx, deleted, closed, keep, now);
+      return { ...toAgentRecord(deleted), lastOperation: closed };
     });
   }
 
@@ -303,9 +288,19 @@ export class AgentsRepository {
     return rows.map(toAgentRecord);
   }
 
-  /** Moves an agent to another version of its blueprint whose values equal its own (no helm run, no revision). */
-  async moveOrigin(agentId: string, origin: AgentOrigin): Promise<void> {
-    await this.db.$executeRaw`UPDATE "Agent" SET "blueprintName" = ${origin.blueprint}, "blueprintVersion" = ${origin.version} WHERE "id" = ${agentId}`;
+  /**
+   * Moves an agent to another version of its blueprint whose values equal its own (no helm run, no
+   * revision), closing the operation that journaled it, at once. Raw, so that the agent's updatedAt
+   * keeps meaning "last change applied".
+   */
+  async recordOriginMove(agent: AgentRecord, origin: AgentOrigin, operationId: string): Promise<AgentWithLastOperation> {
+    return this.db.$transaction(async (tx) => {
+      const now = await originNow(tx, origin);
+      if (now) await tx.$executeRaw`UPDATE "Agent" SET "blueprintName" = ${now.blueprint}, "blueprintVersion" = ${now.version} WHERE "id" = ${agent.id}`;
+      const closed = await closeSucceeded(tx, operationId, {});
+      const moved = await tx.agent.findUniqueOrThrow({ where: { id: agent.id } });
+      return { ...toAgentRecord(moved), lastOperation: closed };
+    });
   }
 
   // --- convergence (reconciler, adoption, history across lives) ---
@@ -341,7 +336,7 @@ export class AgentsRepository {
    * Records a release the store did not know, with its helm history as revisions (oldest first,
    * the last one current), and the adopting operation's success, at once.
    */
-  async recordAdoption(namespace: string, name: string, chart: { ref: string; version?: string }, history: AppliedChange[], operationId: string): Promise<AgentRecord> {
+  async recordAdoption(namespace: string, name: string, chart: { ref: string; version?: string }, history: AppliedChange[], operationId: string): Promise<AgentWithLastOperation> {
     const id = randomUUID();
     const current = history[history.length - 1];
     return this.db.$transaction(async (tx) => {
@@ -354,8 +349,8 @@ export class AgentsRepository {
       });
       await tx.agentLabel.createMany({ data: labelRows(agent, current.spec) });
       for (const [at, change] of history.entries()) await tx.agentRevision.create({ data: revisionData(id, at + 1, change) });
-      await closeSucceeded(tx, operationId, { agentId: id, helmRevision: current.helmRevision });
-      return toAgentRecord(agent);
+      const closed = await closeSucceeded(tx, operationId, { agentId: id, helmRevision: current.helmRevision });
+      return { ...toAgentRecord(agent), lastOperation: closed };
     });
   }
 
@@ -573,19 +568,6 @@ async function closeSucceeded(tx: Pick<StoreClient, 'operation'>, id: string, da
     }
     throw error;
   }
-}
-
-/** Stores a keyed write's answer with its outcome: on the claim of this operation only (a lapsed claim taken over is not answered). */
-/** `now`: the store's clock when the write was recorded, which the kept answer's expiry counts from (as every expiry of a key does). */
-async function keepAnswer(tx: Tx, agent: AgentRow, closed: OperationRecord, keep: RecordedAnswer | undefined, now: Date): Promise<AgentWithLastOperation> {
-  const recorded = { ...toAgentRecord(agent), lastOperation: closed };
-  if (!keep) return recorded;
-  const body = await keep.body(recorded);
-  await tx.idempotencyRecord.updateMany({
-    where: { key: keep.key, state: 'pending', operationId: closed.id },
-    data: { state: 'done', status: 200, response: json(body), expiresAt: new Date(now.getTime() + keep.ttlMs) },
-  });
-  return recorded;
 }
 
 function activeKey(namespace: string, name: string): string {

@@ -5,16 +5,12 @@ import type { KubeClient } from '@app/kube';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
-import { AgentLeaseRepository } from './agent-lease.repository.js';
-import { AgentWrites } from './agent-writes.service.js';
+import { writeParts } from '../../../test/support/write-parts.js';
 import { CreateAgentDto, UpdateAgentDto } from './agents.dto.js';
 import { parseInput } from './agents.input.js';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
-import { IdempotencyRepository } from './idempotency.repository.js';
 import { ManifestReader } from './manifest-reader.js';
-import { OperationRecovery } from './operation-recovery.service.js';
-import { WritePipeline } from './writes/write-pipeline.js';
 
 /**
  * get_agent_status while helm holds a revision pending, on the real store with a FAKE helm (named
@@ -36,11 +32,9 @@ describe(`${AgentsService.name}: status of a release helm holds pending`, () => 
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
     helm = new FakeHelm();
     const repository = new AgentsRepository(store);
-    const leases = new AgentLeaseRepository(store);
-    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
-    const pipeline = new WritePipeline(config, repository, helm, writes, new OperationRecovery(config, repository, leases, helm, writes));
+    const { runner } = writeParts(config, store, helm, { repository });
     // The live Agent as the fake helm's manifests describe it (`kind: Agent`, nothing more): no drift.
-    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) } as unknown as KubeClient, pipeline, manifests);
+    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) } as unknown as KubeClient, runner, manifests);
     await OperationContexts.run({ door: 'rest', actor: 'alice' }, async () => {
       await agents.create(parseInput(CreateAgentDto, { ...ref, modelConfig: 'm', toolset: ['preset:read-only'] }));
       await agents.update(ref, parseInput(UpdateAgentDto, { description: 'v2' }));

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { append, AppError, listedProblems } from '@app/common';
+import { append, AppError, Caller, listedProblems } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
 import { toolsetWarnings } from '@app/toolset';
@@ -26,16 +26,16 @@ import { foldStatus, type RevisionFacts } from './agent-status.js';
 import { decodeOperationCursor, encodeOperationCursor, operationView, shownTo, type JournalReader } from './audit/audit.records.js';
 import { forCaller } from './audit/backend-errors.js';
 import { ManifestReader } from './manifest-reader.js';
-import { createAgent } from './writes/create-agent.js';
-import { deleteAgent } from './writes/delete-agent.js';
-import { rollbackAgent } from './writes/rollback-agent.js';
-import { updateAgent } from './writes/update-agent.js';
-import { WritePipeline } from './writes/write-pipeline.js';
+import { WriteRunner } from './runner/write-runner.js';
+import { createAgent } from './use-cases/create-agent.js';
+import { deleteAgent } from './use-cases/delete-agent.js';
+import { rollbackAgent } from './use-cases/rollback-agent.js';
+import { updateAgent } from './use-cases/update-agent.js';
 
 /**
  * Every agent operation, once. The REST controller and the MCP tools are thin doors onto these
  * methods: they parse the request into its command, set the operation context, and get the
- * answer or an AppError. Writes are plans run by the one write pipeline.
+ * answer or an AppError. Writes are use cases run by the one write runner, for the caller of the call.
  */
 @Injectable()
 export class AgentsService {
@@ -43,7 +43,7 @@ export class AgentsService {
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
     private readonly kube: KubeClient,
-    private readonly pipeline: WritePipeline,
+    private readonly runner: WriteRunner,
     /** Finds the Agent in a rendered manifest off the main thread (large manifests take seconds). */
     private readonly manifests: ManifestReader,
   ) {}
@@ -94,20 +94,20 @@ export class AgentsService {
 
   /** `origin`: the blueprint whose tool asks (its name and active version), recorded with the agent. */
   create(input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
-    return this.pipeline.run(createAgent(this.pipeline.tools(), input, origin));
+    return this.runner.run(Caller.current(), (tools) => createAgent(tools, input, origin));
   }
 
   /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
   update(ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
-    return this.pipeline.run(updateAgent(this.pipeline.tools(), ref, input, origin));
+    return this.runner.run(Caller.current(), (tools) => updateAgent(tools, ref, input, origin));
   }
 
   delete(ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
-    return this.pipeline.run(deleteAgent(this.pipeline.tools(), ref, input));
+    return this.runner.run(Caller.current(), (tools) => deleteAgent(tools, ref, input));
   }
 
   rollback(ref: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
-    return this.pipeline.run(rollbackAgent(this.pipeline.tools(), ref, input));
+    return this.runner.run(Caller.current(), (tools) => rollbackAgent(tools, ref, input));
   }
 
   /** Every violation of a create or update, plus what helm would render; never writes. */
@@ -130,7 +130,7 @@ export class AgentsService {
     let manifests: string | null = null;
     if (violations.length === 0) {
       try {
-        manifests = await this.helm.template({ namespace: input.namespace, name: input.name }, this.pipeline.tools().chart, toChartValues(spec as AgentSpec));
+        manifests = await this.helm.template({ namespace: input.namespace, name: input.name }, this.runner.chart, toChartValues(spec as AgentSpec));
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== 'invalid_request') throw error;
         append(violations, error.details.length > 0 ? error.details : [{ path: 'values', message: error.message }]);

@@ -36,6 +36,17 @@ export function toChartValues(spec: AgentSpec): ChartValues {
   };
 }
 
+/** The declared fields behind chart values agent-manager wrote (toChartValues' inverse): empty optional fields were not declared. */
+export function specOf(values: ChartValues): AgentSpec {
+  const spec: AgentSpec = { modelConfig: values.modelConfig, toolset: [...(values.toolset ?? [])] };
+  if (values.description) spec.description = values.description;
+  if (values.displayName) spec.displayName = values.displayName;
+  if (values.systemMessage) spec.systemMessage = values.systemMessage;
+  if (values.labels && Object.keys(values.labels).length > 0) spec.labels = { ...values.labels };
+  if (values.annotations && Object.keys(values.annotations).length > 0) spec.annotations = { ...values.annotations };
+  return spec;
+}
+
 /** The spec fields present in a DTO (create, update or validate), nothing else. */
 export function pickSpec(input: Partial<AgentSpec>): Partial<AgentSpec> {
   const spec: Partial<AgentSpec> = {};

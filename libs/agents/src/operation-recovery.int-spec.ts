@@ -5,12 +5,10 @@ import { loadConfig } from '@app/common';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
-import { AgentLeaseRepository } from './agent-lease.repository.js';
-import { AgentWrites } from './agent-writes.service.js';
+import { writeParts } from '../../../test/support/write-parts.js';
 import type { OperationRecord } from './agents.records.js';
 import { AgentsRepository } from './agents.repository.js';
 import { toChartValues, type AgentSpec } from './agents.types.js';
-import { IdempotencyRepository } from './idempotency.repository.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 
 /**
@@ -43,9 +41,7 @@ describe(OperationRecovery.name, () => {
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
     helm = new FakeHelm();
     repository = new FlakyRepository(store);
-    const leases = new AgentLeaseRepository(store);
-    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
-    recovery = new OperationRecovery(config, repository, leases, helm, writes);
+    recovery = writeParts(config, store, helm, { repository }).recovery;
   });
 
   afterAll(async () => {

@@ -2,11 +2,11 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy }
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient } from '@app/helm';
 import { Tracing } from '@app/telemetry';
-import { AgentLeaseRepository, recoveryOwner } from './agent-lease.repository.js';
 import { AgentsRepository } from './agents.repository.js';
 import type { OperationRecord } from './agents.records.js';
 import { decideRecovery } from './recovery-decision.js';
-import { AgentWrites } from './agent-writes.service.js';
+import { AgentBusy, AgentLock } from './runner/agent-lock.js';
+import { IdempotencyGate } from './runner/idempotency-gate.js';
 
 /**
  * What became of an interrupted write; `undecided` says why it stays pending and what to do,
@@ -31,9 +31,9 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
   constructor(
     private readonly config: AppConfig,
     private readonly repository: AgentsRepository,
-    private readonly leases: AgentLeaseRepository,
+    private readonly lock: AgentLock,
     private readonly helm: HelmClient,
-    private readonly writes: AgentWrites,
+    private readonly keys: IdempotencyGate,
   ) {}
 
   /** The first sweep runs after start, off the way to a healthy /healthz: a write settles its own agent's pending operations anyway. */
@@ -86,7 +86,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     await this.purgeJournal();
     let pending: OperationRecord[];
     try {
-      await this.writes.purgeExpiredKeys();
+      await this.keys.purgeExpired();
       pending = await this.repository.pendingOperations();
     } catch (error) {
       this.logger.warn(`reading pending operations failed: ${(error as Error).message}`);
@@ -100,24 +100,20 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
+  /** One operation, under the agent's lock taken as a sweep takes it: a live writer holding the agent settles what is pending itself. */
   private async sweepOne(seen: OperationRecord): Promise<void> {
     const key = `${seen.namespace}/${seen.name}`;
-    const ttl = this.config.LEASE_TTL_SECONDS * 1000;
-    const owner = recoveryOwner(this.config.REPLICA_ID);
-    const lease = await this.leases.acquire(key, owner, seen.id, ttl).catch(() => null);
-    if (!lease?.acquired) return; // a live writer holds this agent: it settles what is pending first
-    // Renewed like a write's, so a writer waiting on this hold never takes it over mid-resolve.
-    const stopRenewing = this.leases.keepAlive(key, owner, seen.id, ttl, (message) => this.logger.warn(message));
-    try {
-      // Read again under the lease: the writer may have closed it since the list was read.
-      const op = await this.repository.operation(seen.id);
-      // Resolving another replica's operation is work done for a caller: traced, the sweep's reads are not.
-      const attributes = { 'agent_manager.operation.id': op?.id, 'agent_manager.operation.kind': op?.kind, 'agent_manager.agent': key };
-      if (op?.state === 'pending') await Tracing.span('recover operation', { root: true, attributes }, () => this.resolve(op));
-    } finally {
-      stopRenewing();
-      await this.leases.release(key, owner, seen.id).catch(() => undefined);
-    }
+    await this.lock
+      .hold(seen, 'sweep', async () => {
+        // Read again under the lease: the writer may have closed it since the list was read.
+        const op = await this.repository.operation(seen.id);
+        // Resolving another replica's operation is work done for a caller: traced, the sweep's reads are not.
+        const attributes = { 'agent_manager.operation.id': op?.id, 'agent_manager.operation.kind': op?.kind, 'agent_manager.agent': key };
+        if (op?.state === 'pending') await Tracing.span('recover operation', { root: true, attributes }, () => this.resolve(op));
+      }, seen.id)
+      .catch((error: unknown) => {
+        if (!(error instanceof AgentBusy)) throw error;
+      });
   }
 
   /**
@@ -182,7 +178,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       if (decision.what === 'delete' && agent) {
         await this.repository.recordDelete(agent, op.id, op.actor);
       } else if (decision.what === 'create' && intent && info) {
-        await this.repository.recordCreate(op.namespace, op.name, { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION }, {
+        await this.repository.recordCreate(op.namespace, op.name, this.config.agentChart, {
           spec: intent.spec, values: intent.values, helmRevision: info.revision, kind: 'create', actor: op.actor, operationId: op.id, origin: intent.origin,
         });
       } else if (decision.what === 'change' && agent && intent && info) {

@@ -214,10 +214,8 @@ export class BlueprintsService {
     try {
       await this.access.authorize('update_agent', ref);
       const result = await this.agents.update(ref, { ...patch, expectedVersion: agent.version, dryRun }, origin);
-      if (!result.changed) {
-        if (!dryRun) await this.agentsRepository.moveOrigin(agent.id, origin);
-        return { ...base, outcome: 'unchanged' };
-      }
+      // Values that stay the same only move the agent to the version (the update journals that, without helm).
+      if (!result.changed) return { ...base, outcome: 'unchanged' };
       return { ...base, outcome: dryRun ? 'would-update' : 'updated', before: result.before, after: result.after };
     } catch (error) {
       return { ...base, outcome: 'failed', error: (error as Error).message };

@@ -319,6 +319,11 @@ export class AppConfig {
    * A local chart path made absolute (helm runs with its own cwd): against the working directory,
    * or, when it is not there, the project's own (charts/agent from anywhere); other references as given.
    */
+  /** The chart every write installs or upgrades to: the one place that decides it. */
+  get agentChart(): { ref: string; version?: string } {
+    return { ref: this.chartRef, version: this.AGENT_CHART_VERSION };
+  }
+
   get chartRef(): string {
     const ref = this.AGENT_CHART;
     const local = ref.startsWith('.') || ref.startsWith('/') || ref.startsWith('charts/');

@@ -7,6 +7,7 @@ export { AppConfig, ConfigError, isLoopbackHost, LOG_FORMATS, LOG_LEVELS, loadCo
 export type { LogFormat, LogLevel } from './app-config.js';
 export { PROJECT_PACKAGE, PROJECT_ROOT } from './project-root.js';
 export { comparableSubject, RESERVED_SUBJECT_PREFIXES, RESERVED_SUBJECTS, reservedSubjectPart } from './reserved-subjects.js';
+export { Caller } from './caller.js';
 export { OperationContexts } from './operation-context.js';
 export type { CallFacts, Door, KubeIdentity, NewOperationContext, OperationContext } from './operation-context.js';
 export {

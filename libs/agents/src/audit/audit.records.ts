@@ -1,4 +1,4 @@
-import { AppError, type OperationContext } from '@app/common';
+import { AppError, type Caller } from '@app/common';
 import type { OperationRow, Prisma } from '@app/store';
 import type { AuditedOperationDto } from '../agents.responses.js';
 import { isCursorText } from '../agents.paging.js';
@@ -17,8 +17,8 @@ export interface AuditEntry {
   actorNote: string | null;
 }
 
-/** The audit entry of the current operation context (the door set it). */
-export function auditOf(context: OperationContext, operation: string): AuditEntry {
+/** The audit entry of a call, from its caller (an operation context, which the door set, is one too). */
+export function auditOf(context: Caller, operation: string): AuditEntry {
   return {
     operation,
     actor: context.actor,

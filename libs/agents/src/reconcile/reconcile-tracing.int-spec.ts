@@ -2,21 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { loadConfig } from '@app/common';
-import { HelmReleases } from '@app/helm';
 import type { KubeClient } from '@app/kube';
 import { Store } from '@app/store';
 import { Metrics, Tracing } from '@app/telemetry';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { OtlpReceiver, type ReceivedSpan } from '../../../../test/support/otlp-receiver.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
-import { AgentLeaseRepository } from '../agent-lease.repository.js';
-import { AgentWrites } from '../agent-writes.service.js';
+import { writeParts } from '../../../../test/support/write-parts.js';
 import { AgentsRepository } from '../agents.repository.js';
 import { toChartValues } from '../agents.types.js';
-import { IdempotencyRepository } from '../idempotency.repository.js';
 import { ManifestReader } from '../manifest-reader.js';
-import { OperationRecovery } from '../operation-recovery.service.js';
-import { Reconciler } from './reconcile.service.js';
 
 Logger.overrideLogger(false);
 
@@ -33,7 +28,7 @@ class ListingHelm extends FakeHelm {
  * beneath it; the sweep's reads and an agent with nothing to do start none. The OpenTelemetry SDK
  * exports to a local OTLP receiver; shutting it down flushes the spans.
  */
-describe(`${Reconciler.name}: traces of the automatic pass`, () => {
+describe(`Reconciler: traces of the automatic pass`, () => {
   const manifests = new ManifestReader();
   let db: FreshDatabase;
   let store: Store;
@@ -51,11 +46,10 @@ describe(`${Reconciler.name}: traces of the automatic pass`, () => {
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', RECONCILE_AUTOMATIC: 'true' });
     const helm = new ListingHelm();
     const repository = new AgentsRepository(store);
-    const leases = new AgentLeaseRepository(store);
-    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
-    const recovery = new OperationRecovery(config, repository, leases, helm, writes);
     const kube = { getAgent: async () => ({}) } as unknown as KubeClient;
-    const reconciler = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), kube, recovery, writes, manifests);
+    const parts = writeParts(config, store, helm, { repository });
+    const recovery = parts.recovery;
+    const reconciler = parts.reconciler(kube, manifests);
 
     // One create helm deployed that the store recorded failed: the pass records it (it acts).
     const id = randomUUID();

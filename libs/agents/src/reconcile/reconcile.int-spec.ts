@@ -2,18 +2,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig, OperationContexts } from '@app/common';
-import { HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
+import type { ListedRelease, ReleaseRef } from '@app/helm';
 import type { KubeClient } from '@app/kube';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
+import { writeParts } from '../../../../test/support/write-parts.js';
 import { AgentLeaseRepository, recoveryOwner } from '../agent-lease.repository.js';
-import { AgentWrites } from '../agent-writes.service.js';
 import { AgentsRepository } from '../agents.repository.js';
 import { toChartValues, type ChartValues } from '../agents.types.js';
-import { IdempotencyRepository } from '../idempotency.repository.js';
 import { ManifestReader } from '../manifest-reader.js';
-import { OperationRecovery } from '../operation-recovery.service.js';
 import { Reconciler } from './reconcile.service.js';
 
 /**
@@ -55,11 +53,8 @@ describe(Reconciler.name, () => {
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
     helm = new ListingHelm();
     repository = new AgentsRepository(store);
-    const leases = new AgentLeaseRepository(store);
-    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
-    const recovery = new OperationRecovery(config, repository, leases, helm, writes);
     const kube = { getAgent: async () => ({}) } as unknown as KubeClient;
-    reconciler = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), kube, recovery, writes, manifests);
+    reconciler = writeParts(config, store, helm, { repository }).reconciler(kube, manifests);
   });
 
   afterAll(async () => {
@@ -112,8 +107,7 @@ describe(Reconciler.name, () => {
     }
     const leases = new CountingLeases(store);
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
-    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
-    const counted = new Reconciler(config, repository, leases, helm, new HelmReleases(helm), { getAgent: async () => ({}) } as unknown as KubeClient, new OperationRecovery(config, repository, leases, helm, writes), writes, manifests);
+    const counted = writeParts(config, store, helm, { repository, leases }).reconciler({ getAgent: async () => ({}) } as unknown as KubeClient, manifests);
     expect((await leases.acquire('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b', 5_000)).acquired).toBe(true);
     leases.inserts = 0;
     setTimeout(() => void leases.release('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b'), 800);

@@ -1,21 +1,18 @@
-// npm test: also on PostgreSQL — the write pipeline: lease, journal and records in one transaction
+// npm test: also on PostgreSQL — the write runner: lease, journal and records in one transaction
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AppError, loadConfig, OperationContexts, type AppConfig } from '@app/common';
+import { AppError, loadConfig, type AppConfig, type Caller } from '@app/common';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
-import { AgentLeaseRepository } from '../agent-lease.repository.js';
-import { AgentWrites } from '../agent-writes.service.js';
+import { writeParts } from '../../../../test/support/write-parts.js';
 import { CreateAgentDto, DeleteAgentDto, RollbackAgentDto, UpdateAgentDto } from '../agents.dto.js';
 import { parseInput } from '../agents.input.js';
 import { AgentsRepository } from '../agents.repository.js';
-import { IdempotencyRepository } from '../idempotency.repository.js';
-import { OperationRecovery } from '../operation-recovery.service.js';
-import { createAgent } from './create-agent.js';
-import { deleteAgent } from './delete-agent.js';
-import { rollbackAgent } from './rollback-agent.js';
-import { updateAgent } from './update-agent.js';
-import { WritePipeline } from './write-pipeline.js';
+import { createAgent } from '../use-cases/create-agent.js';
+import { deleteAgent } from '../use-cases/delete-agent.js';
+import { rollbackAgent } from '../use-cases/rollback-agent.js';
+import { updateAgent } from '../use-cases/update-agent.js';
+import { WriteRunner } from './write-runner.js';
 
 /** The real store, with a FAKE failure of its next closing of an operation as failed (a failure at that exact step cannot be timed from outside). */
 class FlakyRepository extends AgentsRepository {
@@ -30,12 +27,12 @@ class FlakyRepository extends AgentsRepository {
   }
 }
 
-describe(WritePipeline.name, () => {
+describe(WriteRunner.name, () => {
   let db: FreshDatabase;
   let store: Store;
   let helm: FakeHelm;
   let repository: FlakyRepository;
-  let pipeline: WritePipeline;
+  let runner: WriteRunner;
   let config: AppConfig;
 
   beforeAll(async () => {
@@ -44,9 +41,7 @@ describe(WritePipeline.name, () => {
     config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', WRITE_QUEUE_SECONDS: '10', REPLICA_ID: 'replica-a' });
     helm = new FakeHelm();
     repository = new FlakyRepository(store);
-    const leases = new AgentLeaseRepository(store);
-    const writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
-    pipeline = new WritePipeline(config, repository, helm, writes, new OperationRecovery(config, repository, leases, helm, writes));
+    runner = writeParts(config, store, helm, { repository }).runner;
   });
 
   afterAll(async () => {
@@ -54,11 +49,11 @@ describe(WritePipeline.name, () => {
     await db?.drop();
   });
 
-  const as = <T>(actor: string, fn: () => Promise<T>) => OperationContexts.run({ door: 'rest', actor }, fn);
+  const caller = (actor: string): Caller => ({ actor, door: 'rest', requestId: `request of ${actor}` });
   const create = (name: string, extra: object = {}) =>
-    as('alice', () => pipeline.run(createAgent(pipeline.tools(), parseInput(CreateAgentDto, { name, namespace: 'ns', modelConfig: 'm', toolset: ['preset:read-only'], ...extra }))));
+    runner.run(caller('alice'), (tools) => createAgent(tools, parseInput(CreateAgentDto, { name, namespace: 'ns', modelConfig: 'm', toolset: ['preset:read-only'], ...extra })));
   const update = (name: string, body: object, actor = 'bob') =>
-    as(actor, () => pipeline.run(updateAgent(pipeline.tools(), { namespace: 'ns', name }, parseInput(UpdateAgentDto, body))));
+    runner.run(caller(actor), (tools) => updateAgent(tools, { namespace: 'ns', name }, parseInput(UpdateAgentDto, body)));
   const refusal = (promise: Promise<unknown>) => promise.then(() => 'no refusal', (error: AppError) => error.code);
   const callsFor = (name: string) => helm.calls.filter((call) => call.endsWith(` ${name}`));
 
@@ -151,7 +146,7 @@ describe(WritePipeline.name, () => {
       await create('back');
       await update('back', { description: 'v2' });
       helm.calls.length = 0;
-      const answer = await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'back' }, parseInput(RollbackAgentDto, { revision: 1 }))));
+      const answer = await runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'back' }, parseInput(RollbackAgentDto, { revision: 1 })));
       expect(callsFor('back')).toEqual(['upgrade back']);
       expect(answer).toMatchObject({ rolledBackTo: 1, after: { description: '' }, agent: { revision: 3, updatedBy: 'carol' } });
     });
@@ -170,7 +165,7 @@ describe(WritePipeline.name, () => {
       helm.calls.length = 0;
       repository.failNextFail = true;
       const rollback = () =>
-        as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'stuck' }, parseInput(RollbackAgentDto, { revision: 2, freeStuckRelease: true, requestId: 'free-stuck-1' }))));
+        runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'stuck' }, parseInput(RollbackAgentDto, { revision: 2, freeStuckRelease: true, requestId: 'free-stuck-1' })));
       const answer = await rollback();
       expect(answer).toMatchObject({ dryRun: false, rolledBackTo: 2, agent: { revision: 3, version: created.agent!.version + 2 } });
       expect(callsFor('stuck').filter((call) => call.startsWith('rollback'))).toHaveLength(1);
@@ -183,12 +178,12 @@ describe(WritePipeline.name, () => {
       await create('chart-back');
       await update('chart-back', { description: 'v2' });
       helm.calls.length = 0;
-      const dry = await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true }))));
+      const dry = await runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true })));
       expect(dry).toMatchObject({ dryRun: true, rolledBackTo: 1 });
       expect(callsFor('chart-back')).toEqual(['template chart-back']);
       await store.client.agent.updateMany({ where: { name: 'chart-back' }, data: { chartRef: 'charts/an-older-agent-chart', chartName: 'an-older-agent-chart' } });
-      await as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1 }))));
-      expect((await store.client.agent.findFirst({ where: { name: 'chart-back', state: 'active' } }))?.chartRef).toBe(pipeline.tools().chart.ref);
+      await runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1 })));
+      expect((await store.client.agent.findFirst({ where: { name: 'chart-back', state: 'active' } }))?.chartRef).toBe(config.agentChart.ref);
       expect((await repository.findActive('ns', 'chart-back'))?.chart.name).toBe('agent');
     });
 
@@ -203,9 +198,9 @@ describe(WritePipeline.name, () => {
       helm.hold({ namespace: 'ns', name: 'held' }, 'pending-upgrade', values);
       expect(await refusal(update('held', { description: 'real' }))).toBe('conflict');
       expect(await refusal(update('held', { description: 'dry', dryRun: true }))).toBe('conflict');
-      const dryRollback = as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true }))));
+      const dryRollback = runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true })));
       expect(await refusal(dryRollback)).toBe('conflict');
-      const freeing = as('carol', () => pipeline.run(rollbackAgent(pipeline.tools(), { namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true, freeStuckRelease: true }))));
+      const freeing = runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true, freeStuckRelease: true })));
       await expect(freeing).resolves.toMatchObject({ dryRun: true, rolledBackTo: 1 });
       expect((await repository.operation('op-held-by-a-dead-replica'))?.state).toBe('pending');
     });
@@ -214,7 +209,7 @@ describe(WritePipeline.name, () => {
       await create('again');
       for (const description of ['v2', 'v3', 'v4']) await update('again', { description });
       const old = (await repository.findActive('ns', 'again'))!;
-      await as('dave', () => pipeline.run(deleteAgent(pipeline.tools(), { namespace: 'ns', name: 'again' }, parseInput(DeleteAgentDto, {}))));
+      await runner.run(caller('dave'), (tools) => deleteAgent(tools, { namespace: 'ns', name: 'again' }, parseInput(DeleteAgentDto, {})));
       const renewed = await create('again');
       expect(renewed.agent!.version).toBeGreaterThan(old.version);
       expect(await refusal(update('again', { description: 'with the old ETag', expectedVersion: old.version }))).toBe('precondition_failed');
@@ -223,7 +218,7 @@ describe(WritePipeline.name, () => {
     it('deletes with one helm uninstall and keeps the record as deleted', async () => {
       await create('gone');
       helm.calls.length = 0;
-      const answer = await as('dave', () => pipeline.run(deleteAgent(pipeline.tools(), { namespace: 'ns', name: 'gone' }, parseInput(DeleteAgentDto, {}))));
+      const answer = await runner.run(caller('dave'), (tools) => deleteAgent(tools, { namespace: 'ns', name: 'gone' }, parseInput(DeleteAgentDto, {})));
       expect(callsFor('gone')).toEqual(['uninstall gone']);
       expect(answer).toMatchObject({ releaseRemoved: true, deleted: { state: 'deleted', updatedBy: 'dave' } });
       expect(await repository.findActive('ns', 'gone')).toBeNull();

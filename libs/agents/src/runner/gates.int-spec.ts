@@ -4,31 +4,35 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { AppError, loadConfig } from '@app/common';
+import { AppError, type Caller, loadConfig } from '@app/common';
 import { Store } from '@app/store';
-import { freshDatabaseUrl, testStoreProvider, type FreshDatabase } from '../../../test/support/test-app.js';
-import { AgentLeaseRepository, recoveryOwner, type LeaseHolder } from './agent-lease.repository.js';
-import { AgentWrites, UncertainWrite, type KeyHooks } from './agent-writes.service.js';
-import { AgentsRepository } from './agents.repository.js';
-import { IdempotencyRepository } from './idempotency.repository.js';
+import { freshDatabaseUrl, testStoreProvider, type FreshDatabase } from '../../../../test/support/test-app.js';
+import { AgentLeaseRepository, recoveryOwner, type LeaseHolder } from '../agent-lease.repository.js';
+import { AgentsRepository } from '../agents.repository.js';
+import { IdempotencyRepository } from '../idempotency.repository.js';
+import { AgentLock, type HeldLease } from './agent-lock.js';
+import { IdempotencyGate, type KeyHooks } from './idempotency-gate.js';
+import { UncertainWrite } from './uncertain-write.js';
 
-describe(AgentWrites.name, () => {
+/** A caller's write to ns/<name> under the lock, as the write runner takes it. */
+const writeOf = (lock: AgentLock) => <T>(name: string, work: (lease: HeldLease) => Promise<T>) => lock.hold({ namespace: 'ns', name }, 'write', work);
+
+describe(AgentLock.name, () => {
   let db: FreshDatabase;
   let store: Store;
   let leases: AgentLeaseRepository;
-  let writes: AgentWrites;
+  let write: ReturnType<typeof writeOf>;
   /** The same store and replica, waiting at most 1 s in line. */
-  let impatient: AgentWrites;
-  const settled = async () => undefined;
+  let impatient: ReturnType<typeof writeOf>;
 
   beforeAll(async () => {
     db = await freshDatabaseUrl();
     store = await Store.open(db.url);
     leases = new AgentLeaseRepository(store);
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
-    writes = new AgentWrites(config, leases, new IdempotencyRepository(store), store);
+    write = writeOf(new AgentLock(config, leases, store));
     const short = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', WRITE_QUEUE_SECONDS: '1' });
-    impatient = new AgentWrites(short, leases, new IdempotencyRepository(store), store);
+    impatient = writeOf(new AgentLock(short, leases, store));
   });
 
   afterAll(async () => {
@@ -39,14 +43,13 @@ describe(AgentWrites.name, () => {
   it('waits out a recovery sweep holding the agent instead of refusing the write', async () => {
     expect((await leases.acquire('ns/swept', recoveryOwner('replica-b'), 'op-dead', 5_000)).acquired).toBe(true);
     setTimeout(() => void leases.release('ns/swept', recoveryOwner('replica-b'), 'op-dead'), 300);
-    await expect(writes.exclusive('ns', 'swept', settled, async () => 'written')).resolves.toBe('written');
+    await expect(write('swept', async () => 'written')).resolves.toBe('written');
   });
 
   it('refuses a write that waited WRITE_QUEUE_SECONDS for another replica\'s write, naming its operation', async () => {
     expect((await leases.acquire('ns/busy', 'replica-b', 'op-live', 5_000)).acquired).toBe(true);
     let ran = false;
-    const refusal = await impatient
-      .exclusive('ns', 'busy', settled, async () => {
+    const refusal = await impatient('busy', async () => {
         ran = true;
       })
       .catch((error: unknown) => error);
@@ -59,15 +62,15 @@ describe(AgentWrites.name, () => {
   it('queues a write behind another replica\'s write and runs it once that write released the agent', async () => {
     expect((await leases.acquire('ns/queued', 'replica-b', 'op-first', 5_000)).acquired).toBe(true);
     setTimeout(() => void leases.release('ns/queued', 'replica-b', 'op-first'), 400);
-    await expect(writes.exclusive('ns', 'queued', settled, async () => 'written after')).resolves.toBe('written after');
+    await expect(write('queued', async () => 'written after')).resolves.toBe('written after');
   });
 
   it('runs the writes of one agent one at a time, in the order they arrived', async () => {
     const order: string[] = [];
     let inside = 0;
     let most = 0;
-    const write = (label: string, ms: number) =>
-      writes.exclusive('ns', 'ordered', settled, async () => {
+    const ordered = (label: string, ms: number) =>
+      write('ordered', async () => {
         inside++;
         most = Math.max(most, inside);
         await new Promise((resolve) => setTimeout(resolve, ms));
@@ -75,23 +78,23 @@ describe(AgentWrites.name, () => {
         inside--;
         return label;
       });
-    const results = await Promise.all([write('first', 150), write('second', 10), write('third', 50), write('fourth', 0)]);
+    const results = await Promise.all([ordered('first', 150), ordered('second', 10), ordered('third', 50), ordered('fourth', 0)]);
     expect(results).toEqual(['first', 'second', 'third', 'fourth']);
     expect(order).toEqual(['first', 'second', 'third', 'fourth']);
     expect(most).toBe(1);
   });
 
   it('lets a write that gave up in line go without blocking the ones behind it', async () => {
-    const slow = impatient.exclusive('ns', 'gave-up', settled, () => new Promise((resolve) => setTimeout(() => resolve('slow'), 1_500)));
-    const gaveUp = impatient.exclusive('ns', 'gave-up', settled, async () => 'never').catch((error: unknown) => (error as AppError).code);
+    const slow = impatient('gave-up', () => new Promise((resolve) => setTimeout(() => resolve('slow'), 1_500)));
+    const gaveUp = impatient('gave-up', async () => 'never').catch((error: unknown) => (error as AppError).code);
     await expect(gaveUp).resolves.toBe('conflict');
     await expect(slow).resolves.toBe('slow');
-    await expect(impatient.exclusive('ns', 'gave-up', settled, async () => 'after')).resolves.toBe('after');
+    await expect(impatient('gave-up', async () => 'after')).resolves.toBe('after');
   });
 
   it('frees the lease when the write is done, so the next write runs', async () => {
-    await writes.exclusive('ns', 'free', settled, async () => 'first');
-    await expect(writes.exclusive('ns', 'free', settled, async () => 'second')).resolves.toBe('second');
+    await write('free', async () => 'first');
+    await expect(write('free', async () => 'second')).resolves.toBe('second');
   });
 
   it('waits in line at its poll interval, without a busy loop, on a replica whose clock runs ahead of the store', async () => {
@@ -112,17 +115,18 @@ describe(AgentWrites.name, () => {
     const skewed = new SkewedLeases(store);
     const short = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', WRITE_QUEUE_SECONDS: '1' });
     expect((await leases.acquire('ns/skewed', 'replica-b', 'op-held', 5_000)).acquired).toBe(true);
-    const refusal = await new AgentWrites(short, skewed, new IdempotencyRepository(store), store).exclusive('ns', 'skewed', settled, async () => 'never').catch((error: unknown) => error);
+    const refusal = await writeOf(new AgentLock(short, skewed, store))('skewed', async () => 'never').catch((error: unknown) => error);
     expect(refusal).toMatchObject({ code: 'conflict' });
     // One second in line at a 100 ms poll: about ten tries, not one after another as fast as the store answers.
     expect(skewed.attempts).toBeLessThanOrEqual(15);
   });
 });
 
-describe(`${AgentWrites.name}: idempotency keys across faults`, () => {
+describe(`${IdempotencyGate.name}: idempotency keys across faults`, () => {
   let db: FreshDatabase;
   let store: Store;
-  let writes: AgentWrites;
+  let gate: IdempotencyGate;
+  const caller: Caller = { actor: 't', door: 'rest', requestId: 'r' };
   let repository: AgentsRepository;
   const quiet: KeyHooks<string> = { settle: async () => undefined, recorded: async () => 'never', replayed: async () => undefined };
 
@@ -131,7 +135,7 @@ describe(`${AgentWrites.name}: idempotency keys across faults`, () => {
     store = await Store.open(db.url);
     repository = new AgentsRepository(store);
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
-    writes = new AgentWrites(config, new AgentLeaseRepository(store), new IdempotencyRepository(store), store);
+    gate = new IdempotencyGate(config, new IdempotencyRepository(store));
   });
 
   afterAll(async () => {
@@ -142,7 +146,7 @@ describe(`${AgentWrites.name}: idempotency keys across faults`, () => {
   it('keeps a refusal of the request for the retry, but runs the retry again after a refusal the environment caused', async () => {
     let runs = 0;
     const refuse = (key: string, error: () => AppError) =>
-      writes.idempotent(key, { same: 'body' }, async () => {
+      gate.once(caller, key, { same: 'body' }, async () => {
         runs++;
         throw error();
       }, quiet).catch((e: unknown) => e as AppError);
@@ -157,27 +161,28 @@ describe(`${AgentWrites.name}: idempotency keys across faults`, () => {
     expect(runs).toBe(2);
   });
 
-  it('never forgets an answer the run already kept: a failure after it leaves the retry its replay', async () => {
+  it('never runs a write twice that recorded its outcome and then failed: the retry answers from what it recorded', async () => {
     let runs = 0;
-    const keys = new IdempotencyRepository(store);
     const write = () =>
-      writes.idempotent('kept-then-failed', { same: 'body' }, async (claimed) => {
+      gate.once(caller, 'recorded-then-failed', { same: 'body' }, async (claimed) => {
         runs++;
-        // as the record transaction keeps it, with the write's outcome
-        await keys.complete(claimed!.key, { status: 200, body: { result: 'landed' } }, 60_000);
-        claimed!.answered = true;
-        throw new Error('a step after the record failed');
-      }, quiet);
+        const id = randomUUID();
+        await repository.startOperation({ id, kind: 'create', namespace: 'ns', name: 'recorded-then-failed', request: {}, actor: 't', owner: 'replica-a', idempotencyKey: claimed!.key });
+        const values = { modelConfig: 'm', toolset: ['preset:none'], description: '', displayName: '', systemMessage: '', labels: {}, annotations: {} };
+        await repository.recordCreate('ns', 'recorded-then-failed', { ref: 'c' }, { spec: { modelConfig: 'm', toolset: ['preset:none'] }, values, helmRevision: 1, kind: 'create', actor: 't', operationId: id });
+        // what the write runner throws for a step after the record that failed
+        throw new UncertainWrite('backend_error', 'a step after the record failed');
+      }, { ...quiet, recorded: async (id) => `landed as ${id}` });
     await expect(write()).rejects.toThrow('a step after the record failed');
-    await expect(write()).resolves.toBe('landed');
+    await expect(write()).resolves.toMatch(/^landed as /);
     expect(runs).toBe(1);
   });
 
   it('answers a retry of a run that stopped with its operation pending from what that operation recorded, without running it again', async () => {
     let runs = 0;
     let operationId = '';
-    const first = await writes
-      .idempotent('uncertain', { same: 'body' }, async (claimed) => {
+    const first = await gate
+      .once(caller, 'uncertain', { same: 'body' }, async (claimed) => {
         runs++;
         operationId = randomUUID();
         await repository.startOperation({ id: operationId, kind: 'create', namespace: 'ns', name: 'uncertain', request: {}, actor: 't', owner: 'replica-a', idempotencyKey: claimed!.key });
@@ -200,38 +205,38 @@ describe(`${AgentWrites.name}: idempotency keys across faults`, () => {
       runs++;
       return 'ran again';
     };
-    await expect(writes.idempotent('uncertain', { same: 'body' }, run, hooks)).resolves.toBe(`answer of ${operationId}`);
-    await expect(writes.idempotent('uncertain', { same: 'body' }, run, { ...hooks, recorded: async () => 'not asked again' })).resolves.toBe(`answer of ${operationId}`);
+    await expect(gate.once(caller, 'uncertain', { same: 'body' }, run, hooks)).resolves.toBe(`answer of ${operationId}`);
+    await expect(gate.once(caller, 'uncertain', { same: 'body' }, run, { ...hooks, recorded: async () => 'not asked again' })).resolves.toBe(`answer of ${operationId}`);
     expect(settled).toEqual([operationId]);
     expect(runs).toBe(1);
   });
 
   it('runs a retry once when the run it follows stopped and its operation did not land', async () => {
     let operationId = '';
-    await writes
-      .idempotent('did-not-land', { same: 'body' }, async (claimed) => {
+    await gate
+      .once(caller, 'did-not-land', { same: 'body' }, async (claimed) => {
         operationId = randomUUID();
         await repository.startOperation({ id: operationId, kind: 'create', namespace: 'ns', name: 'did-not-land', request: {}, actor: 't', owner: 'replica-a', idempotencyKey: claimed!.key });
         throw new UncertainWrite('backend_error', 'helm failed against the cluster');
       }, quiet)
       .catch(() => undefined);
     const hooks: KeyHooks<string> = { ...quiet, settle: async (id) => void (await repository.failOperation(id, 'backend_error', 'did not land')) };
-    await expect(writes.idempotent('did-not-land', { same: 'body' }, async () => 'ran once', hooks)).resolves.toBe('ran once');
-    await expect(writes.idempotent('did-not-land', { same: 'body' }, async () => 'ran twice', hooks)).resolves.toBe('ran once');
+    await expect(gate.once(caller, 'did-not-land', { same: 'body' }, async () => 'ran once', hooks)).resolves.toBe('ran once');
+    await expect(gate.once(caller, 'did-not-land', { same: 'body' }, async () => 'ran twice', hooks)).resolves.toBe('ran once');
   });
 });
 
-describe(`${AgentWrites.name} with a lost SQLite file`, () => {
+describe(`${AgentLock.name} with a lost SQLite file`, () => {
   it('refuses writes with 503 unavailable and a retry hint instead of writing into the removed file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'writes-lost-'));
     const url = `file:${join(dir, 'agent-manager.db')}`;
     const store = await Store.open(url);
     try {
       const config = loadConfig({ DATABASE_URL: url, REPLICA_ID: 'replica-a' });
-      const writes = new AgentWrites(config, new AgentLeaseRepository(store), new IdempotencyRepository(store), store);
+      const lock = new AgentLock(config, new AgentLeaseRepository(store), store);
       rmSync(join(dir, 'agent-manager.db'));
       let ran = false;
-      const refused = await writes.exclusive('ns', 'lost', async () => undefined, async () => (ran = true)).catch((error: unknown) => error as AppError);
+      const refused = await writeOf(lock)('lost', async () => (ran = true)).catch((error: unknown) => error as AppError);
       expect(refused).toMatchObject({ code: 'unavailable', status: 503, retryAfterSeconds: 5 });
       expect((refused as AppError).message).toContain('was removed');
       expect(ran).toBe(false);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { canonicalJson } from './agent-writes.service.js';
+import { canonicalJson } from './idempotency-gate.js';
 
 describe(canonicalJson.name, () => {
   it.each([

@@ -2,7 +2,7 @@ import type { AgentRefDto, DeleteAgentDto } from '../agents.dto.js';
 import type { AgentWithLastOperation } from '../agents.records.js';
 import type { DeleteResultDto } from '../agents.responses.js';
 import { requireAgent } from './checks.js';
-import type { PlanTools, WritePlan } from './write-plan.js';
+import type { PlanTools, WritePlan } from '../runner/write-plan.js';
 
 /** Delete: `helm uninstall`; the record and its revisions are kept as deleted. */
 export function deleteAgent(tools: PlanTools, { namespace, name }: AgentRefDto, input: DeleteAgentDto): WritePlan<AgentWithLastOperation, DeleteResultDto> {
@@ -20,8 +20,8 @@ export function deleteAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
       const releaseRemoved = await tools.helm.uninstall({ namespace, name });
       return { helmRevision: null, values: null, manifests: '', releaseRemoved };
     },
-    record: (agent, _applied, operationId, keep) => tools.repository.recordDelete(agent, operationId, tools.actor, keep),
-    answer: async (_agent, applied, deleted) => ({ dryRun: false, deleted, releaseRemoved: applied.releaseRemoved ?? false }),
+    record: (agent, _applied, operationId) => tools.repository.recordDelete(agent, operationId, tools.caller.actor),
+    answer: async (_agent, applied, deleted) => ({ dryRun: false, deleted: tools.view(deleted), releaseRemoved: applied.releaseRemoved ?? false }),
     recorded: async ({ agent }) => ({ dryRun: false, deleted: agent, releaseRemoved: true }),
   };
 }

@@ -4,8 +4,8 @@ import type { CreateAgentDto } from '../agents.dto.js';
 import type { CreateResultDto } from '../agents.responses.js';
 import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../agents.types.js';
 import { problems } from '../agents.views.js';
-import { appliedValues } from './write-pipeline.js';
-import type { PlanTools, WritePlan } from './write-plan.js';
+import { appliedValues } from '../runner/write-runner.js';
+import type { PlanTools, WritePlan } from '../runner/write-plan.js';
 
 interface Checked {
   spec: AgentSpec;
@@ -40,11 +40,11 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: Ag
       const release = await tools.helm.install({ namespace, name }, tools.chart, values);
       return { helmRevision: release.revision, values: appliedValues(input, release.values, values), manifests: release.manifest };
     },
-    record: (_checked, applied, operationId, keep) =>
+    record: (_checked, applied, operationId) =>
       tools.repository.recordCreate(namespace, name, tools.chart, {
-        spec, values: applied.values ?? values, helmRevision: applied.helmRevision, kind: 'create', actor: tools.actor, operationId, origin,
-      }, keep),
-    answer: async (_checked, applied, agent) => ({ dryRun: false, agent, values: applied.values ?? values, manifests: applied.manifests, warnings }),
+        spec, values: applied.values ?? values, helmRevision: applied.helmRevision, kind: 'create', actor: tools.caller.actor, operationId, origin,
+      }),
+    answer: async (_checked, applied, agent) => ({ dryRun: false, agent: tools.view(agent), values: applied.values ?? values, manifests: applied.manifests, warnings }),
     recorded: async ({ agent, revision, manifests }) => ({ dryRun: false, agent, values: revision?.values ?? values, manifests, warnings }),
   };
 }

@@ -1,6 +1,6 @@
 import { AppError } from '@app/common';
 import type { AgentRecord, AgentWithLastOperation } from '../agents.records.js';
-import type { PlanTools } from './write-plan.js';
+import type { PlanTools } from '../runner/write-plan.js';
 
 /** The active agent of that name, at the expected version when one is given. */
 export async function requireAgent(tools: PlanTools, namespace: string, name: string, expectedVersion?: number): Promise<AgentWithLastOperation> {

@@ -4,8 +4,8 @@ import type { AgentRefDto, RollbackAgentDto } from '../agents.dto.js';
 import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
 import type { RollbackResultDto } from '../agents.responses.js';
 import { requireAgent } from './checks.js';
-import { appliedValues } from './write-pipeline.js';
-import type { Applied, PlanTools, WritePlan } from './write-plan.js';
+import { appliedValues } from '../runner/write-runner.js';
+import type { Applied, PlanTools, WritePlan } from '../runner/write-plan.js';
 
 interface Checked {
   agent: AgentWithLastOperation;
@@ -46,13 +46,13 @@ export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto
       agentId: agent.id, intent: { spec: restore.spec, values: restore.values, rolledBackTo: restore.revision }, baseHelmRevision: agent.helmRevision,
     }),
     apply: ({ restore }, stuck) => (stuck.length > 0 ? freeRelease(tools, release, restore, stuck) : upgradeTo(tools, release, restore)),
-    record: ({ agent, restore }, applied, operationId, keep) =>
+    record: ({ agent, restore }, applied, operationId) =>
       tools.repository.recordChange(agent, {
-        spec: restore.spec, values: applied.values ?? restore.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.actor, operationId, rolledBackTo: restore.revision,
+        spec: restore.spec, values: applied.values ?? restore.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.caller.actor, operationId, rolledBackTo: restore.revision,
         chart: applied.chart,
-      }, keep),
-    answer: async ({ agent, restore }, applied, view) => ({
-      dryRun: false, rolledBackTo: restore.revision, before: agent.values, after: applied.values ?? restore.values, agent: view,
+      }),
+    answer: async ({ agent, restore }, applied, recorded) => ({
+      dryRun: false, rolledBackTo: restore.revision, before: agent.values, after: applied.values ?? restore.values, agent: tools.view(recorded),
     }),
     recorded: async ({ agent, revision, previous }) => ({
       dryRun: false, rolledBackTo: revision?.rolledBackTo ?? input.revision, before: previous?.values ?? agent.values, after: revision?.values ?? agent.values, agent,

@@ -1,48 +1,55 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig, AppError, OperationContexts } from '@app/common';
-import { HelmClient } from '@app/helm';
+import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
+import { HelmClient, type ChartSource } from '@app/helm';
+import { Tracing } from '@app/telemetry';
 import { chartValuesOf, type AgentRecord, type OperationRecord } from '../agents.records.js';
-import { AgentsRepository, type RecordedAnswer } from '../agents.repository.js';
+import { AgentsRepository } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { ChartValues, OperationKind } from '../agents.types.js';
 import { agentView } from '../agents.views.js';
 import { auditOf } from '../audit/audit.records.js';
-import { AgentWrites, UncertainWrite, type ClaimedKey, type HeldLease } from '../agent-writes.service.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
+import { AgentLock, type HeldLease, type LockMode } from './agent-lock.js';
+import { IdempotencyGate, type ClaimedKey } from './idempotency-gate.js';
+import { ShutdownGate } from './shutdown-gate.js';
+import { UncertainWrite } from './uncertain-write.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
 
 /** What the one helm call of each kind does, as the caller is told before it runs. */
 const HELM_STEP: Record<OperationKind, string> = { create: 'installing', update: 'upgrading', rollback: 'rolling back', delete: 'uninstalling' };
 
 /**
- * The order every write follows, written once: idempotency claim → (a dry run: checks and its
- * answer) → the agent's lock (waiting in line) → settle interrupted operations → checks → journal
- * the intent → the one helm call → record → answer. Each operation is a plan (writes/*.ts).
- * A real write checks only under the lock, where every other replica's write counts: checking
+ * The order every state change follows, written once: idempotency claim → (a dry run: checks and
+ * its answer) → the shutdown gate → the agent's lock (waiting in line) → settle interrupted
+ * operations → checks → journal the intent → the change (one helm call) → record → answer, composed
+ * after the record transaction returned → the key's answer kept. Each state change is a plan: a
+ * caller's write (use-cases/*.ts), an adoption, a reconcile action.
+ * A real run checks only under the lock, where every other replica's write counts: checking
  * before it too would cost a store round trip and decide nothing the second check does not.
  */
 @Injectable()
-export class WritePipeline {
-  private readonly logger = new Logger(WritePipeline.name);
+export class WriteRunner {
+  private readonly logger = new Logger(WriteRunner.name);
 
   constructor(
     private readonly config: AppConfig,
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
-    private readonly writes: AgentWrites,
+    private readonly gate: ShutdownGate,
+    private readonly lock: AgentLock,
+    private readonly keys: IdempotencyGate,
     private readonly recovery: OperationRecovery,
   ) {}
 
-  /** What plans work with, for the current operation context's actor. */
-  tools(): PlanTools {
-    return {
-      repository: this.repository,
-      helm: this.helm,
-      chart: { ref: this.config.chartRef, version: this.config.AGENT_CHART_VERSION },
-      actor: OperationContexts.current().actor,
-      view: (record) => agentView(record, record.lastOperation),
-    };
+  /** The chart writes use (AppConfig.agentChart); validate_agent renders with it too. */
+  get chart(): ChartSource {
+    return this.config.agentChart;
+  }
+
+  /** What plans work with, for `caller`. */
+  private tools(caller: Caller): PlanTools {
+    return { repository: this.repository, helm: this.helm, chart: this.chart, caller, view: (record) => agentView(record, record.lastOperation) };
   }
 
   /** An agent read without its last operation (an earlier run's, by id) as answers show it. */
@@ -50,24 +57,40 @@ export class WritePipeline {
     return agentView(record, await this.repository.lastOperation(record.namespace, record.name, record.id));
   }
 
-  run<C, A>(plan: WritePlan<C, A>): Promise<A> {
+  /** Runs the state change `plan` builds for `caller` (a use case: use-cases/*.ts). */
+  run<C, A, R>(caller: Caller, plan: (tools: PlanTools) => WritePlan<C, A, R>): Promise<A> {
+    return this.runPlan(caller, plan(this.tools(caller)));
+  }
+
+  private runPlan<C, A, R>(caller: Caller, plan: WritePlan<C, A, R>): Promise<A> {
     const key = plan.dryRun ? undefined : plan.idempotencyKey;
     const hashed = { op: plan.kind, ref: { namespace: plan.namespace, name: plan.name }, request: plan.request };
-    return this.writes.idempotent(
+    return this.keys.once(
+      caller,
       key,
       hashed,
       async (claimed) => {
-        if (!plan.dryRun) return this.exclusive(plan, claimed);
+        if (!plan.dryRun) return this.exclusive(caller, plan, claimed);
         await this.settledForPreview(plan);
         const checked = await plan.check();
         return (await plan.unchanged?.(checked)) ?? plan.preview(checked);
       },
       {
-        settle: () => this.writes.exclusive(plan.namespace, plan.name, () => this.recovery.settle(plan.namespace, plan.name), async () => undefined),
+        settle: () => this.held(plan, async () => void (await this.recovery.settle(plan.namespace, plan.name))),
         recorded: (operationId) => this.recorded(plan, operationId),
         replayed: (answer, sent) => this.stillStands(plan, answer, sent),
       },
     );
+  }
+
+  /** `work` holding the agent as the plan takes it, through the shutdown gate. */
+  private async held<T>(plan: { namespace: string; name: string; lock?: LockMode }, work: (lease: HeldLease) => Promise<T>): Promise<T> {
+    const leave = this.gate.enter();
+    try {
+      return await this.lock.hold(plan, plan.lock ?? 'write', work);
+    } finally {
+      leave();
+    }
   }
 
   /**
@@ -76,61 +99,66 @@ export class WritePipeline {
    * write would refuse (409 while helm holds the release) the dry run refuses too. Nothing of the
    * dry run itself is written; with nothing pending it takes no lock.
    */
-  private async settledForPreview<C, A>(plan: WritePlan<C, A>): Promise<void> {
+  private async settledForPreview<C, A, R>(plan: WritePlan<C, A, R>): Promise<void> {
     const { namespace, name } = plan;
-    if ((await this.repository.pendingOperations({ namespace, name })).length === 0) return;
-    await this.writes.exclusive(namespace, name, () => this.recovery.settle(namespace, name, { freeStuckRelease: plan.freeStuckRelease }), async () => undefined);
+    if (plan.settle === false || (await this.repository.pendingOperations({ namespace, name })).length === 0) return;
+    await this.held(plan, () => this.recovery.settle(namespace, name, { freeStuckRelease: plan.freeStuckRelease }));
   }
 
-  private exclusive<C, A>(plan: WritePlan<C, A>, claimed?: ClaimedKey): Promise<A> {
+  private exclusive<C, A, R>(caller: Caller, plan: WritePlan<C, A, R>, claimed?: ClaimedKey): Promise<A> {
     const { namespace, name } = plan;
-    let stuck: OperationRecord[] = [];
-    const settle = async () => {
-      stuck = await this.recovery.settle(namespace, name, { freeStuckRelease: plan.freeStuckRelease });
-    };
-    return this.writes.exclusive(namespace, name, settle, async (operationId, lease) => {
+    return this.held(plan, async (lease) => {
+      const stuck = plan.settle === false ? [] : await this.recovery.settle(namespace, name, { freeStuckRelease: plan.freeStuckRelease });
       const checked = await plan.check();
       const unchanged = await plan.unchanged?.(checked);
       if (unchanged !== undefined) return unchanged;
-      const operation = await this.repository.startOperation({
-        id: operationId,
-        kind: plan.kind,
-        namespace,
-        name,
-        request: plan.request,
-        actor: OperationContexts.current().actor,
-        audit: auditOf(OperationContexts.current(), `${plan.kind}_agent`),
-        owner: this.writes.replica,
-        idempotencyKey: claimed?.key,
-        ...plan.journal(checked),
-      });
-      await OperationContexts.step(`checks passed: ${HELM_STEP[plan.kind]} the helm release ${namespace}/${name}`);
-      const applied = await this.journaled(operation, () => plan.apply(checked, stuck));
-      // The answer is composed inside the record transaction and kept there with the key's claim.
-      let answer: A | undefined;
-      const keep: RecordedAnswer | undefined = claimed && {
-        key: claimed.key,
-        ttlMs: claimed.keepMs,
-        body: async (agent) => ({ result: (answer = await plan.answer(checked, applied, agentView(agent, agent.lastOperation))) }),
-      };
-      const recorded = await this.record(operation, lease, applied.helmRevision, () => plan.record(checked, applied, operationId, keep));
-      if (claimed) claimed.answered = true;
-      // Under the lease still: no sweep resolves them meanwhile. The write is recorded and answered
-      // by now; one left pending here is settled by the next write or sweep (helm no longer holds it).
-      if (stuck.length > 0) {
-        await this.recovery.supersede(stuck, operationId).catch((error: unknown) => {
-          this.logger.warn(`the ${plan.kind} of ${namespace}/${name} landed, but closing the operations it freed failed (the next write or sweep settles them): ${(error as Error).message}`);
-        });
-      }
-      return answer ?? plan.answer(checked, applied, agentView(recorded, recorded.lastOperation));
+      const change = () => this.change(caller, plan, checked, stuck, lease, claimed);
+      const traced = plan.trace?.(checked);
+      return traced ? Tracing.span(traced.name, { root: true, attributes: traced.attributes }, change) : change();
     });
   }
 
+  /** Journal → the change → record → answer, holding the agent. */
+  private async change<C, A, R>(caller: Caller, plan: WritePlan<C, A, R>, checked: C, stuck: OperationRecord[], lease: HeldLease, claimed?: ClaimedKey): Promise<A> {
+    const { namespace, name } = plan;
+    const { kind = plan.kind, request = plan.request, step, ...entry } = plan.journal(checked);
+    const operation = await this.repository.startOperation({
+      id: lease.operationId,
+      kind,
+      namespace,
+      name,
+      request,
+      actor: caller.actor,
+      audit: auditOf(caller, plan.operation ?? `${plan.kind}_agent`),
+      owner: this.config.REPLICA_ID,
+      idempotencyKey: claimed?.key,
+      ...entry,
+    });
+    await OperationContexts.step(step ?? `checks passed: ${HELM_STEP[kind]} the helm release ${namespace}/${name}`);
+    const applied = await this.journaled(operation, () => plan.apply(checked, stuck, operation.id));
+    const recorded = await this.record(operation, lease, applied.helmRevision, () => plan.record(checked, applied, operation.id));
+    // Under the lease still: no sweep resolves them meanwhile. The change is recorded by now; one
+    // left pending here is settled by the next write or sweep (helm no longer holds it).
+    if (stuck.length > 0) {
+      await this.recovery.supersede(stuck, operation.id).catch((error: unknown) => {
+        this.logger.warn(`the ${kind} of ${namespace}/${name} landed, but closing the operations it freed failed (the next write or sweep settles them): ${(error as Error).message}`);
+      });
+    }
+    try {
+      await plan.after?.(checked, operation.id);
+      return await plan.answer(checked, applied, recorded);
+    } catch (error) {
+      // Recorded already: the key must not be forgotten (a retry would run the write again); it
+      // lapses, and the retry answers from what the operation recorded.
+      throw new UncertainWrite('backend_error', `the ${kind} of ${namespace}/${name} was recorded (operation ${operation.id}), but answering it failed: ${(error as Error).message}; read the agent, or retry with the same idempotency key`);
+    }
+  }
+
   /** The answer of an earlier run of this request that recorded its outcome but could not answer (it crashed, or the store failed). */
-  private async recorded<C, A>(plan: WritePlan<C, A>, operationId: string): Promise<A> {
+  private async recorded<C, A, R>(plan: WritePlan<C, A, R>, operationId: string): Promise<A> {
     const op = await this.repository.operation(operationId);
     const agent = op?.agentId ? await this.repository.agentById(op.agentId) : null;
-    if (!op || !agent) throw new AppError('conflict', `the first request with this idempotency key ran as operation ${operationId}, whose agent the store no longer holds: send a new key`);
+    if (!op || !agent || !plan.recorded) throw new AppError('conflict', `the first request with this idempotency key ran as operation ${operationId}, whose agent the store no longer holds: send a new key`);
     const revision = await this.repository.revisionOfOperation(operationId);
     const previous = revision && revision.revision > 1 ? await this.repository.revision(agent.id, revision.revision - 1) : null;
     const manifests = op.helmRevision !== null ? ((await this.helm.status({ namespace: op.namespace, name: op.name }, op.helmRevision).catch(() => null))?.manifest ?? '') : '';
@@ -138,7 +166,7 @@ export class WritePipeline {
   }
 
   /** A replayed answer about an agent that was deleted since is refused, saying so: it no longer describes anything. */
-  private async stillStands<C, A>(plan: WritePlan<C, A>, answer: A, sent: string): Promise<void> {
+  private async stillStands<C, A, R>(plan: WritePlan<C, A, R>, answer: A, sent: string): Promise<void> {
     if (plan.kind === 'delete') return;
     const id = (answer as { agent?: { id?: string } | null }).agent?.id;
     const agent = id ? await this.repository.agentById(id) : null;
@@ -151,7 +179,7 @@ export class WritePipeline {
     );
   }
 
-  /** Runs the helm call; on failure the operation is closed failed with helm's message. */
+  /** Runs the change; on failure the operation is closed failed with helm's message. */
   private async journaled<T>(operation: OperationRecord, work: () => Promise<T>): Promise<T> {
     try {
       return await work();
@@ -165,11 +193,11 @@ export class WritePipeline {
   }
 
   /**
-   * Records what helm applied. When that cannot be done (the store failed, or this replica lost
+   * Records what was applied. When that cannot be done (the store failed, or this replica lost
    * its lock on the agent) the operation stays pending, to be recorded from what helm holds by
    * the next write on the agent or the recovery sweep, and the caller is told exactly that.
    */
-  private async record<T>(operation: OperationRecord, lease: HeldLease, helmRevision: number | null, write: () => Promise<T>): Promise<T> {
+  private async record<R>(operation: OperationRecord, lease: HeldLease, helmRevision: number | null, write: () => Promise<R>): Promise<R> {
     const applied = `helm applied the ${operation.kind} of ${operation.namespace}/${operation.name}${helmRevision ? ` (release revision ${helmRevision})` : ''}`;
     const after = `operation ${operation.id} stays pending and is recorded from what helm holds by the next write on this agent or the recovery sweep; a retry with the same idempotency key gets its answer, else read the agent again before retrying`;
     if (lease.lost) throw new UncertainWrite('backend_error', `${applied}, but this replica lost its lock on the agent before recording it; ${after}`);

@@ -1,0 +1,136 @@
+import type { ReleaseRef } from '@app/helm';
+import { chartValuesOf, type AgentRecord, type OperationRecord } from '../agents.records.js';
+import type { AppliedChange } from '../agents.repository.js';
+import { specOf, type ChartValues, type OperationIntent, type OperationKind } from '../agents.types.js';
+import type { ReconcileAction } from '../recovery-decision.js';
+import type { Applied, JournalEntry, PlanTools, WritePlan } from '../runner/write-plan.js';
+
+export interface ReconcileItem {
+  namespace: string;
+  name: string;
+  /** What the decision table chose, with why for a report. */
+  action: ReconcileAction['action'];
+  finding?: string;
+  detail: string;
+  /** Set when the action was carried out (never on a dry run or a report). */
+  done: boolean;
+  /** Set when the agent was skipped (a write holds it) or the action failed. */
+  error?: string;
+}
+
+/** What decideReconcile chose for an agent, with what it was chosen from. */
+export interface Decided {
+  action: ReconcileAction;
+  agent: AgentRecord | null;
+  /** The journal's create of this release and what it meant to write (its blueprint origin too). */
+  intent: (OperationIntent & { operationId: string; state: string }) | null;
+}
+
+/** What a reconcile action needs besides the plan tools: the decision (reconcile.service.ts) and the recovery's closing of what it freed. */
+export interface ReconcileParts {
+  decide(ref: ReleaseRef): Promise<Decided>;
+  supersede(ops: OperationRecord[], by: string): Promise<void>;
+}
+
+/**
+ * A reconcile action on one agent, run by the write runner as the service's own work: the agent
+ * taken as the service takes it (a write holding it is left alone), nothing settled first (the
+ * pass resolved what could be, the decision covers the rest), journaled as `reconcile_agents` by
+ * `reconciler@<replica>`, and traced when it acts.
+ */
+export function reconcileAgent(tools: PlanTools, parts: ReconcileParts, ref: ReleaseRef, dryRun: boolean): WritePlan<Decided, ReconcileItem, unknown> {
+  const key = `${ref.namespace}/${ref.name}`;
+  const item = ({ action }: Decided, done: boolean): ReconcileItem => ({
+    ...ref, action: action.action, detail: describe(action), done, ...(action.action === 'report' ? { finding: action.finding } : {}),
+  });
+  const change = (values: ChartValues, helmRevision: number | null, kind: AppliedChange['kind'], operationId: string): AppliedChange => ({
+    spec: specOf(values), values, helmRevision, kind, actor: tools.caller.actor, operationId,
+  });
+  return {
+    kind: 'update',
+    operation: 'reconcile_agents',
+    namespace: ref.namespace,
+    name: ref.name,
+    dryRun,
+    request: {},
+    lock: 'service',
+    settle: false,
+    check: () => parts.decide(ref),
+    unchanged: async (decided) => (decided.action.action === 'none' || decided.action.action === 'report' ? item(decided, false) : undefined),
+    preview: async (decided) => item(decided, false),
+    journal: ({ action, agent, intent }): JournalEntry => {
+      const request = { reconcile: action.action, ...(intent ? { recovers: intent.operationId } : {}) };
+      const entry = (kind: OperationKind, journaled?: OperationIntent, agentId?: string): JournalEntry => ({ kind, request, intent: journaled, agentId, baseHelmRevision: null, step: `reconciling ${key}: ${describe(action)}` });
+      switch (action.action) {
+        case 'record-create': return entry('create', { spec: intent!.spec, values: intent!.values, origin: intent!.origin });
+        case 'uninstall': return entry('delete');
+        // From the intent: the create's blueprint origin goes with it (a record keeps its own).
+        case 'reinstall': {
+          const source = action.from === 'record' && agent ? { spec: agent.spec, values: agent.values } : { spec: intent!.spec, values: intent!.values, origin: intent!.origin };
+          return entry(action.from === 'record' ? 'update' : 'create', source, agent?.id);
+        }
+        default: return agent ? entry('rollback', { spec: agent.spec, values: agent.values }, agent.id) : entry('rollback');
+      }
+    },
+    async apply({ action, agent, intent }, _stuck, operationId): Promise<Applied> {
+      const none = { helmRevision: null, values: null, manifests: '' };
+      switch (action.action) {
+        case 'record-create': {
+          const info = await tools.helm.status(ref);
+          return { helmRevision: info?.revision ?? 1, values: intent!.values, manifests: '' };
+        }
+        case 'uninstall':
+          await tools.helm.uninstall(ref);
+          return none;
+        case 'reinstall': {
+          const values = action.from === 'record' && agent ? agent.values : intent!.values;
+          await tools.helm.uninstall(ref);
+          const installed = await tools.helm.install(ref, tools.chart, values);
+          return { helmRevision: installed.revision, values: chartValuesOf(installed.values), manifests: installed.manifest };
+        }
+        case 'rollback': {
+          const stuck = agent ? (await tools.repository.pendingOperations(ref)).filter((op) => op.id !== operationId) : []; // not this action's own entry
+          await tools.helm.rollback(ref, action.to);
+          if (!agent) return none;
+          const info = await tools.helm.status(ref);
+          await parts.supersede(stuck, operationId);
+          return { helmRevision: info?.revision ?? null, values: chartValuesOf(info?.values ?? {}), manifests: '' };
+        }
+        default:
+          return none;
+      }
+    },
+    async record({ action, agent, intent }, applied, operationId) {
+      const values = applied.values!;
+      if (action.action === 'record-create' || (action.action === 'reinstall' && !agent)) {
+        return tools.repository.recordCreate(ref.namespace, ref.name, tools.chart, { ...change(values, applied.helmRevision, 'create', operationId), spec: intent!.spec, origin: intent!.origin });
+      }
+      if (action.action === 'reinstall' && agent) {
+        const source = action.from === 'record' ? { spec: agent.spec } : { spec: intent!.spec, origin: intent!.origin };
+        return tools.repository.recordChange(agent, { ...change(values, applied.helmRevision, action.from === 'record' ? 'update' : 'create', operationId), ...source });
+      }
+      if (action.action === 'rollback' && agent) return tools.repository.recordChange(agent, { ...change(values, applied.helmRevision, 'rollback', operationId), spec: agent.spec });
+      return tools.repository.succeedOperation(operationId);
+    },
+    async after({ action, intent }, operationId) {
+      if (intent?.state === 'pending') await parts.supersede([(await tools.repository.operation(intent.operationId))!], operationId);
+      // The create's intent is what landed now: a retry of it with its idempotency key answers from this operation.
+      if (intent && (action.action === 'record-create' || (action.action === 'reinstall' && action.from === 'intent'))) {
+        await tools.repository.relinkKeys(intent.operationId, operationId);
+      }
+    },
+    answer: async (decided) => item(decided, true),
+    trace: ({ action }) => ({ name: `reconcile ${action.action}`, attributes: { 'agent_manager.reconcile.action': action.action, 'agent_manager.agent': key } }),
+  };
+}
+
+export function describe(action: ReconcileAction): string {
+  switch (action.action) {
+    case 'none': return 'store, helm release and Agent agree';
+    case 'record-create': return 'helm deployed a create the store did not record: record it (recovered)';
+    case 'uninstall': return `uninstall the half-release: ${action.why}`;
+    case 'reinstall': return `helm left the install pending: install it again from the ${action.from === 'record' ? "agent's record" : "create's intent"}`;
+    case 'rollback': return `helm left a change pending: roll back to revision ${action.to}, the last deployed`;
+    case 'report': return action.why;
+  }
+}

@@ -1,0 +1,82 @@
+import { isDeepStrictEqual } from 'node:util';
+import { toolsetWarnings } from '@app/toolset';
+import type { AgentRefDto, UpdateAgentDto } from '../agents.dto.js';
+import type { AgentWithLastOperation } from '../agents.records.js';
+import type { UpdateResultDto } from '../agents.responses.js';
+import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec, type ChartValues } from '../agents.types.js';
+import { problems } from '../agents.views.js';
+import { appliedValues } from '../runner/write-runner.js';
+import type { PlanTools, WritePlan } from '../runner/write-plan.js';
+import { requireAgent } from './checks.js';
+
+interface Checked {
+  agent: AgentWithLastOperation;
+  spec: AgentSpec;
+  before: ChartValues;
+  after: ChartValues;
+  /** The values stay, only the blueprint origin moves (an upgrade to a version with the same values): no helm run, no revision. */
+  originOnly: boolean;
+}
+
+/**
+ * Update: the fields sent replace theirs (toolset, labels, annotations whole); one `helm upgrade`, a new revision.
+ * `origin`: an upgrade to another version of the agent's blueprint (recorded with the change). When
+ * the values stay the same, the agent is only moved to that version: journaled, no helm run, no revision.
+ */
+export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): WritePlan<Checked, UpdateResultDto> {
+  const patch = pickSpec(input);
+  const dryRun = input.dryRun ?? false;
+  const warnings = (spec: AgentSpec) => problems(toolsetWarnings(spec.toolset));
+  const unchangedAnswer = ({ agent, spec, before, after }: Checked, recorded = agent): UpdateResultDto => ({
+    dryRun, changed: false, before, after, agent: tools.view(recorded), manifests: '', warnings: warnings(spec),
+  });
+  return {
+    kind: 'update',
+    namespace,
+    name,
+    dryRun,
+    idempotencyKey: input.requestId,
+    request: { ...patch, expectedVersion: input.expectedVersion, ...(origin ? { blueprint: origin } : {}) },
+    async check() {
+      const agent = await requireAgent(tools, namespace, name, input.expectedVersion);
+      const spec = { ...agent.spec, ...patch };
+      const after = toChartValues(spec);
+      const sameValues = isDeepStrictEqual(agent.values, after);
+      const moves = origin !== undefined && (agent.origin?.blueprint !== origin.blueprint || agent.origin?.version !== origin.version);
+      return { agent, spec, before: agent.values, after, originOnly: sameValues && moves };
+    },
+    async unchanged(checked) {
+      if (!isDeepStrictEqual(checked.before, checked.after)) return undefined;
+      return checked.originOnly && !dryRun ? undefined : unchangedAnswer(checked);
+    },
+    async preview({ agent, spec, before, after }) {
+      const manifests = await tools.helm.template({ namespace, name }, tools.chart, after);
+      return { dryRun: true, changed: true, before, after, agent: tools.view(agent), manifests, warnings: warnings(spec) };
+    },
+    journal: ({ agent, spec, after, originOnly }) => ({
+      agentId: agent.id,
+      intent: { spec, values: after, origin },
+      baseHelmRevision: agent.helmRevision,
+      ...(originOnly && { step: `checks passed: the values stay; moving ${namespace}/${name} to version ${origin!.version} of blueprint ${origin!.blueprint}` }),
+    }),
+    async apply({ agent, after, originOnly }) {
+      if (originOnly) return { helmRevision: agent.helmRevision, values: agent.values, manifests: '' };
+      const release = await tools.helm.upgradeInstall({ namespace, name }, tools.chart, after);
+      return { helmRevision: release.revision, values: appliedValues({ namespace, name }, release.values, after), manifests: release.manifest };
+    },
+    record: ({ agent, spec, after, originOnly }, applied, operationId) =>
+      originOnly
+        ? tools.repository.recordOriginMove(agent, origin!, operationId)
+        : tools.repository.recordChange(agent, {
+            spec, values: applied.values ?? after, helmRevision: applied.helmRevision, kind: 'update', actor: tools.caller.actor, operationId, chart: tools.chart, origin,
+          }),
+    answer: async (checked, applied, recorded) =>
+      checked.originOnly
+        ? unchangedAnswer(checked, recorded)
+        : { dryRun: false, changed: true, before: checked.before, after: applied.values ?? checked.after, agent: tools.view(recorded), manifests: applied.manifests, warnings: warnings(checked.spec) },
+    recorded: async ({ agent, revision, previous, manifests }) => ({
+      dryRun: false, changed: revision !== null, before: previous?.values ?? agent.values, after: revision?.values ?? agent.values, agent, manifests,
+      warnings: warnings(revision?.spec ?? agent.spec),
+    }),
+  };
+}
