@@ -3,7 +3,6 @@ import { HelmClient, HelmModule, HelmReleases } from '@app/helm';
 import { KubeModule } from '@app/kube';
 import { McpModule } from '@app/mcp';
 import { Metrics } from '@app/telemetry';
-import { AgentsController, AuditController } from './agents.controller.js';
 import { AgentLeaseRepository } from './agent-lease.repository.js';
 import { AgentWrites } from './agent-writes.service.js';
 import { AgentsRepository } from './agents.repository.js';
@@ -12,6 +11,10 @@ import { OperationRecovery } from './operation-recovery.service.js';
 import { AgentsService } from './agents.service.js';
 import { ManifestReader } from './manifest-reader.js';
 import { AgentsTools } from './agents.tools.js';
+import { AGENT_OPERATIONS } from './agents.operations.js';
+import { AgentAccess } from './audit/agent-access.js';
+import { OperationDoors } from './operations/operation-doors.js';
+import { restControllers } from './operations/rest-door.js';
 import { ServiceInfoService } from './service-info.service.js';
 import { WritePipeline } from './writes/write-pipeline.js';
 import { ReconcileController } from './reconcile/reconcile.controller.js';
@@ -43,8 +46,8 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [AgentsController, AuditController, ReconcileController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics],
-  exports: [AgentsService, AgentsRepository, ServiceInfoService, AgentWrites, Reconciler],
+  controllers: [...restControllers(AGENT_OPERATIONS), ReconcileController],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors],
+  exports: [AgentsService, AgentsRepository, ServiceInfoService, AgentWrites, Reconciler, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

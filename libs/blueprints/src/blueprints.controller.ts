@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
 import type { Response } from 'express';
-import { errorExample, ErrorResponseDto, parseInput, RestContextInterceptor } from '@app/agents';
+import { errorExample, ErrorResponseDto, parseInput, RestContextInterceptor, RestRedactionInterceptor } from '@app/agents';
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags, type ErrorBody } from '@app/common';
 import {
   BLUEPRINT_REQUEST_EXAMPLES,
@@ -51,7 +51,7 @@ function ref(params: Record<string, string>): string {
 /** Blueprints on REST; the same service methods as the MCP tools of the blueprint-admin toolset. */
 @ApiTags('blueprints')
 @Controller('api/v1/blueprints')
-@UseInterceptors(RestContextInterceptor)
+@UseInterceptors(RestContextInterceptor, RestRedactionInterceptor)
 export class BlueprintsController {
   constructor(private readonly blueprints: BlueprintsService) {}
 

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Authorizer } from '@app/auth';
-import { AgentsRepository } from '../agents.repository.js';
 import { AgentAccess } from '../audit/agent-access.js';
 import type { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
 import { Reconciler } from './reconcile.service.js';
@@ -12,15 +10,10 @@ import { Reconciler } from './reconcile.service.js';
 @Injectable()
 export class ReconcileDoor {
   static readonly operations: readonly string[] = ['reconcile_agents', 'adopt_agent'];
-  private readonly access: AgentAccess;
-
   constructor(
     private readonly reconciler: Reconciler,
-    authorizer: Authorizer,
-    repository: AgentsRepository,
-  ) {
-    this.access = new AgentAccess(authorizer, repository);
-  }
+    private readonly access: AgentAccess,
+  ) {}
 
   async reconcile(input: ReconcileRequestDto): Promise<ReconcileResultDto> {
     await this.access.authorize('reconcile_agents', { namespace: input.namespace ?? '*', name: input.name });

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@app/common';
-import { RestContextInterceptor } from '../agents.controller.js';
+import { RestContextInterceptor, RestRedactionInterceptor } from '../operations/rest-door.js';
 import { REQUEST_EXAMPLES } from '../agents.dto.js';
 import { parseInput } from '../agents.input.js';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
@@ -9,7 +9,7 @@ import { ReconcileDoor } from './reconcile.access.js';
 /** The reconciler and adoption on REST; the same methods as the MCP tools reconcile_agents and adopt_agent. */
 @ApiTags('admin')
 @Controller('api/v1')
-@UseInterceptors(RestContextInterceptor)
+@UseInterceptors(RestContextInterceptor, RestRedactionInterceptor)
 export class ReconcileController {
   constructor(private readonly reconciler: ReconcileDoor) {}
 
