@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { AGENT_OPERATIONS, AgentsModule, operationNames, ReconcileDoor } from '@app/agents';
+import { AGENT_OPERATIONS, AgentsModule, operationNames, RECONCILE_OPERATIONS } from '@app/agents';
 import { AuthModule } from '@app/auth';
 import { BlueprintsModule, BlueprintsTools } from '@app/blueprints';
 import { AppConfig, Clock, SystemClock } from '@app/common';
@@ -10,7 +10,7 @@ import { TelemetryModule } from '@app/telemetry';
 import { HealthController } from './health.controller.js';
 
 /** What AUTHZ_POLICY_FILE may name: every MCP tool (the agents' and the transport's own) and every REST-only operation. */
-export const OPERATIONS: readonly string[] = [...operationNames(AGENT_OPERATIONS), ...ReconcileDoor.operations, ...BlueprintsTools.operations, ...McpRegistry.ownTools];
+export const OPERATIONS: readonly string[] = [...operationNames(AGENT_OPERATIONS, RECONCILE_OPERATIONS), ...BlueprintsTools.operations, ...McpRegistry.ownTools];
 
 @Module({})
 export class AppModule {

@@ -17,10 +17,9 @@ import { OperationDoors } from './operations/operation-doors.js';
 import { restControllers } from './operations/rest-door.js';
 import { ServiceInfoService } from './service-info.service.js';
 import { WritePipeline } from './writes/write-pipeline.js';
-import { ReconcileController } from './reconcile/reconcile.controller.js';
 import { Reconciler } from './reconcile/reconcile.service.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
-import { ReconcileDoor } from './reconcile/reconcile.access.js';
+import { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
@@ -46,8 +45,8 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [...restControllers(AGENT_OPERATIONS), ReconcileController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors],
+  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS)],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, AgentWrites, OperationRecovery, WritePipeline, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors],
   exports: [AgentsService, AgentsRepository, ServiceInfoService, AgentWrites, Reconciler, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

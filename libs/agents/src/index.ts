@@ -19,7 +19,7 @@ export { restControllers, RestContextInterceptor, RestRedactionInterceptor } fro
 export { defineOperation, operationNames } from './operations/operation.js';
 export type { AccessTarget, OperationDescriptor, OperationInput, OperationSet, RestReply, RestRoute, ToolDeclaration } from './operations/operation.js';
 export { Reconciler } from './reconcile/reconcile.service.js';
-export { ReconcileDoor } from './reconcile/reconcile.access.js';
+export { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
 export { AgentAccess } from './audit/agent-access.js';
 export { auditColumns, auditOf } from './audit/audit.records.js';
 export type { AuditEntry } from './audit/audit.records.js';
