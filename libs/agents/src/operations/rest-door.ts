@@ -18,12 +18,10 @@ import {
   type Type,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { catchError, map, Observable, throwError } from 'rxjs';
+import { Observable } from 'rxjs';
 import { Authenticator } from '@app/auth';
 import { ApiExtraModels, ApiTags, AppError, OperationContexts, type NewOperationContext } from '@app/common';
 import { isRecordableActor } from '../actor.js';
-import { AgentAccess } from '../audit/agent-access.js';
-import { answerForCaller, forCaller } from '../audit/backend-errors.js';
 import type { WriteHeaders } from '../agents.commands.js';
 import { ErrorResponseDto } from '../error-response.dto.js';
 import type { OperationDescriptor, OperationInput, OperationSet } from './operation.js';
@@ -54,19 +52,6 @@ export class RestContextInterceptor implements NestInterceptor {
     const claimed = actorOf(req);
     if (!this.authenticator.enabled) return { door: 'rest', actor: claimed ?? 'api', principal };
     return { door: 'rest', actor: principal.subject, principal, note: claimed };
-  }
-}
-
-/** Helm's own words for admins only, for controllers not generated from descriptors yet (their redaction is OperationDoors' otherwise). */
-@Injectable()
-export class RestRedactionInterceptor implements NestInterceptor {
-  constructor(private readonly access: AgentAccess) {}
-
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(
-      map((answer: unknown) => answerForCaller(answer, this.access.isAdmin())),
-      catchError((error: unknown) => throwError(() => forCaller(error, this.access.isAdmin()))),
-    );
   }
 }
 
