@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { AgentsModule, AgentsTools, ReconcileDoor } from '@app/agents';
+import { AGENT_OPERATIONS, AgentsModule, operationNames, RECONCILE_OPERATIONS } from '@app/agents';
 import { AuthModule } from '@app/auth';
-import { BlueprintsModule, BlueprintsTools } from '@app/blueprints';
+import { BLUEPRINT_OPERATIONS, BlueprintsModule } from '@app/blueprints';
 import { AppConfig, Clock, SystemClock } from '@app/common';
 import { KubeModule } from '@app/kube';
 import { McpModule, McpRegistry } from '@app/mcp';
@@ -9,8 +9,8 @@ import { StoreModule } from '@app/store';
 import { TelemetryModule } from '@app/telemetry';
 import { HealthController } from './health.controller.js';
 
-/** What AUTHZ_POLICY_FILE may name: every MCP tool (the agents' and the transport's own) and every REST-only operation. */
-export const OPERATIONS: readonly string[] = [...AgentsTools.operations, ...ReconcileDoor.operations, ...BlueprintsTools.operations, ...McpRegistry.ownTools];
+/** What AUTHZ_POLICY_FILE may name: every operation each module declares (agents, reconcile, blueprints) and the transport's own tools. */
+export const OPERATIONS: readonly string[] = [...operationNames(AGENT_OPERATIONS, RECONCILE_OPERATIONS, BLUEPRINT_OPERATIONS), ...McpRegistry.ownTools];
 
 @Module({})
 export class AppModule {

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
-import { AgentAccess, AgentsRepository } from '@app/agents';
+import { AgentAccess } from '@app/agents';
 import { Authenticator, Authorizer, principalOf } from '@app/auth';
 import { AppError, OperationContexts } from '@app/common';
 import { refuse } from '@app/mcp';
@@ -40,7 +40,7 @@ export function refuseBeforeBody(app: NestExpressApplication): void {
   const authenticator = app.get(Authenticator);
   if (!authenticator.enabled) return;
   const authorizer = app.get(Authorizer);
-  const access = new AgentAccess(authorizer, app.get(AgentsRepository));
+  const access = app.get(AgentAccess);
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (req.method === 'POST' && /^\/mcp\/?$/.test(req.path)) {
       const principal = principalOf((req as Request & { auth?: Parameters<typeof principalOf>[0] }).auth);

@@ -3,7 +3,6 @@ import { HelmClient, HelmModule, HelmReleases } from '@app/helm';
 import { KubeModule } from '@app/kube';
 import { McpModule } from '@app/mcp';
 import { Metrics } from '@app/telemetry';
-import { AgentsController, AuditController } from './agents.controller.js';
 import { AgentLeaseRepository } from './agent-lease.repository.js';
 import { AgentsRepository } from './agents.repository.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
@@ -11,15 +10,18 @@ import { OperationRecovery } from './operation-recovery.service.js';
 import { AgentsService } from './agents.service.js';
 import { ManifestReader } from './manifest-reader.js';
 import { AgentsTools } from './agents.tools.js';
+import { AGENT_OPERATIONS } from './agents.operations.js';
+import { AgentAccess } from './audit/agent-access.js';
+import { OperationDoors } from './operations/operation-doors.js';
+import { restControllers } from './operations/rest-door.js';
 import { ServiceInfoService } from './service-info.service.js';
 import { AgentLock } from './runner/agent-lock.js';
 import { IdempotencyGate } from './runner/idempotency-gate.js';
 import { ShutdownGate } from './runner/shutdown-gate.js';
 import { WriteRunner } from './runner/write-runner.js';
-import { ReconcileController } from './reconcile/reconcile.controller.js';
 import { Reconciler } from './reconcile/reconcile.service.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
-import { ReconcileDoor } from './reconcile/reconcile.access.js';
+import { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
@@ -45,8 +47,8 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [AgentsController, AuditController, ReconcileController],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileDoor, ReconcileTools, JournalMetrics],
-  exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler],
+  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS)],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors],
+  exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { AgentAccess, AgentsRepository, AgentsService, canonicalJson, CreateAgentDto, CreateResultDto, readInput, recorded } from '@app/agents';
+import { AgentAccess, AgentsService, canonicalJson, CreateAgentDto, CreateResultDto, OperationDoors, readInput } from '@app/agents';
 import { Authorizer } from '@app/auth';
 import { AppError } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
@@ -50,7 +50,6 @@ export class BlueprintCatalog implements OnModuleDestroy {
   /** The names of the tools served. */
   private readonly served = new Set<string>();
   private readonly reported = new Map<string, string>();
-  private readonly access: AgentAccess;
   private chain: Promise<void> = Promise.resolve();
   private seen: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -60,11 +59,10 @@ export class BlueprintCatalog implements OnModuleDestroy {
     private readonly registry: McpRegistry,
     private readonly authorizer: Authorizer,
     private readonly agents: AgentsService,
-    agentsRepository: AgentsRepository,
+    private readonly access: AgentAccess,
+    private readonly doors: OperationDoors,
     private readonly metrics: Metrics,
-  ) {
-    this.access = new AgentAccess(authorizer, agentsRepository);
-  }
+  ) {}
 
   /** Serves the store's blueprints now and follows the store from then on. */
   async start(): Promise<void> {
@@ -208,7 +206,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
       operations: ['create_agent', `blueprint:${name}`],
       run: (args) => this.call(name, args),
     };
-    return recorded(spec, this.access);
+    return this.doors.dynamicTool(spec);
   }
 
   /**

@@ -30,47 +30,26 @@ import type {
 } from './blueprints.responses.js';
 import { blueprintView, summaryView, versionView } from './blueprints.views.js';
 
-/** Every blueprint operation as the policy names it (and the MCP tools are named). */
-export const BLUEPRINT_OPERATIONS = [
-  'list_blueprints',
-  'get_blueprint',
-  'list_blueprint_versions',
-  'create_blueprint',
-  'save_blueprint_version',
-  'rollback_blueprint',
-  'rename_blueprint',
-  'delete_blueprint',
-  'validate_blueprint',
-  'list_blueprint_referees',
-  'upgrade_blueprint_agents',
-] as const;
-
-/** Blueprints are not namespaced: their operations are granted on the namespace pattern "*". */
-const EVERYWHERE = '*';
-
 const bodyOf = (input: BlueprintBodyDto) => ({ description: input.description, fixed: input.fixed, open: input.open, defaults: input.defaults });
 
 /**
- * Every blueprint operation, once, for both doors: authorized by the policy, checked by the
- * blueprint rules, written as immutable versions, journaled, and served at once (BlueprintCatalog).
+ * Every blueprint operation, once, for both doors (authorized before by their descriptors in
+ * blueprints.operations.ts): checked by the blueprint rules, written as immutable versions,
+ * journaled, and served at once (BlueprintCatalog).
  */
 @Injectable()
 export class BlueprintsService {
-  private readonly access: AgentAccess;
-
   constructor(
     private readonly repository: BlueprintsRepository,
     private readonly catalog: BlueprintCatalog,
     private readonly agents: AgentsService,
     private readonly agentsRepository: AgentsRepository,
     private readonly authorizer: Authorizer,
-  ) {
-    this.access = new AgentAccess(authorizer, agentsRepository);
-  }
+    private readonly access: AgentAccess,
+  ) {}
 
   /** A page by name: one more row than asked is read to tell whether another page follows. */
   async list(query: ListBlueprintsQueryDto): Promise<BlueprintListDto> {
-    await this.authorize('list_blueprints');
     const limit = query.limit ?? BLUEPRINT_PAGE;
     const records = await this.repository.page(query.cursor === undefined ? undefined : decodeCursor(query.cursor), limit + 1);
     const page = records.slice(0, limit);
@@ -80,7 +59,6 @@ export class BlueprintsService {
   }
 
   async get(name: string, version?: number): Promise<BlueprintDto> {
-    await this.authorize('get_blueprint', name);
     const record = await this.require(name);
     const read = await this.repository.version(record.id, version ?? record.activeVersion);
     if (!read) throw new AppError('not_found', `blueprint ${name} has no version ${version}: its versions are 1 to ${record.latestVersion} (list_blueprint_versions)`);
@@ -88,7 +66,6 @@ export class BlueprintsService {
   }
 
   async versions(name: string): Promise<BlueprintVersionListDto> {
-    await this.authorize('list_blueprint_versions', name);
     const record = await this.require(name);
     const versions = await this.repository.versions(record.id);
     return { name, activeVersion: record.activeVersion, items: versions.map((v) => versionView(v, record.activeVersion)) };
@@ -98,7 +75,6 @@ export class BlueprintsService {
   async create(raw: unknown): Promise<BlueprintDto> {
     const { value: input, violations, unreadable } = readInput(CreateBlueprintDto, raw);
     if (unreadable) throw AppError.invalid(violations);
-    await this.authorize('create_blueprint', typeof input.name === 'string' ? input.name : undefined);
     const nameRead = violations.some((v) => v.path === 'name');
     const problems = [...violations, ...(await this.createProblems(nameRead ? null : input.name, bodyOf(input)))];
     if (problems.length > 0) throw invalidBody(problems);
@@ -110,7 +86,6 @@ export class BlueprintsService {
   async save(name: string, raw: unknown): Promise<BlueprintDto> {
     const { value: input, violations, unreadable } = readInput(SaveBlueprintVersionDto, raw);
     if (unreadable) throw AppError.invalid(violations);
-    await this.authorize('save_blueprint_version', name);
     const record = await this.requireHealthy(name, 'save a version of');
     // An expectedVersion that is no version ("1", 1.5) is the request's own mistake: the 400 below names it.
     const expected = violations.some((v) => v.path === 'expectedVersion') ? undefined : input.expectedVersion;
@@ -126,7 +101,6 @@ export class BlueprintsService {
   }
 
   async rollback(name: string, input: RollbackBlueprintDto): Promise<BlueprintDto> {
-    await this.authorize('rollback_blueprint', name);
     const record = await this.requireHealthy(name, 'roll back');
     const target = await this.repository.version(record.id, input.version);
     if (!target) throw new AppError('not_found', `blueprint ${name} has no version ${input.version}: its versions are 1 to ${record.latestVersion} (list_blueprint_versions)`);
@@ -139,7 +113,6 @@ export class BlueprintsService {
   }
 
   async rename(name: string, input: RenameBlueprintDto): Promise<BlueprintDto> {
-    await this.authorize('rename_blueprint', name);
     const record = await this.requireHealthy(name, 'rename');
     if (input.newName === name) throw AppError.invalid([{ path: 'newName', message: `newName is the blueprint's name already: give another name` }]);
     const taken = nameProblems(input.newName, this.catalog.otherTools()).map((p) => ({ ...p, path: 'newName' }));
@@ -151,7 +124,6 @@ export class BlueprintsService {
 
   /** Delete-only for a conflicted blueprint too; refused while agents hold it. */
   async delete(name: string): Promise<DeleteBlueprintResultDto> {
-    await this.authorize('delete_blueprint', name);
     const record = await this.require(name);
     await this.refuseHeld(record, 'delete');
     await this.repository.delete(record, this.writer('delete_blueprint'));
@@ -164,7 +136,6 @@ export class BlueprintsService {
     const { value, violations, unreadable } = readInput(ValidateBlueprintDto, raw);
     if (unreadable) throw AppError.invalid(violations);
     const name = typeof value.name === 'string' ? value.name : '';
-    await this.authorize('validate_blueprint', name);
     const existing = BLUEPRINT_NAME.test(name) ? await this.repository.find(name) : null;
     const problems: ErrorDetail[] = violations.filter((v) => !['description', 'fixed', 'open', 'defaults', 'name'].includes(v.path));
     if (existing) {
@@ -178,7 +149,6 @@ export class BlueprintsService {
   }
 
   async referees(name: string): Promise<BlueprintRefereesDto> {
-    await this.authorize('list_blueprint_referees', name);
     const record = await this.require(name);
     const { holders, counted } = await this.holders(record);
     return { name: record.name, holders, counted: counted.map(({ namespaces, count, summary }) => ({ namespaces, count, summary })) };
@@ -189,7 +159,6 @@ export class BlueprintsService {
    * entry and If-Match on the version read), continuing past failures; a dry run answers before/after.
    */
   async upgrade(name: string, input: UpgradeBlueprintAgentsDto): Promise<UpgradeResultDto> {
-    await this.authorize('upgrade_blueprint_agents', name);
     const record = await this.requireHealthy(name, 'upgrade the agents of');
     const target = normalizeBody(record.body as Record<string, unknown>);
     const wanted = input.agents ? new Set(input.agents) : undefined;
@@ -314,10 +283,6 @@ export class BlueprintsService {
   private writer(operation: string): BlueprintWriter {
     const context = OperationContexts.current();
     return { actor: context.actor, audit: auditOf(context, operation) };
-  }
-
-  private authorize(operation: string, name?: string): Promise<void> {
-    return this.access.authorize(operation, { namespace: EVERYWHERE, name });
   }
 }
 

@@ -1,32 +1,20 @@
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ANONYMOUS, Authorizer, namespacePatternToSqlLike, type Principal } from '@app/auth';
 import { AppError, OperationContexts } from '@app/common';
-import type { AgentsRepository } from '../agents.repository.js';
+import { AgentsRepository } from '../agents.repository.js';
 import { auditOf, type JournalReader } from './audit.records.js';
 import { isAdmin } from './backend-errors.js';
-
-/** Every operation the agents module serves, named as the MCP tools are: what AUTHZ_POLICY_FILE may grant. */
-export const AGENT_OPERATIONS = [
-  'get_info',
-  'list_agents',
-  'get_agent',
-  'get_agent_status',
-  'list_agent_revisions',
-  'validate_agent',
-  'create_agent',
-  'update_agent',
-  'delete_agent',
-  'rollback_agent',
-  'list_operations',
-] as const;
 
 /** The write an operation's dry run or validation stands for. */
 export const WRITE_OF_VALIDATE = { create: 'create_agent', update: 'update_agent' } as const;
 
 /**
  * The policy applied to the current operation context, for both doors: refusals are journaled
- * (the audit trail) and answered 403 naming operation, namespace and principal.
+ * (the audit trail) and answered 403 naming operation, namespace and principal. One provider,
+ * injected wherever a call is authorized (OperationDoors, and the use cases that authorize a
+ * further operation, e.g. a blueprint upgrade's update_agent per holder).
  */
+@Injectable()
 export class AgentAccess {
   private readonly logger = new Logger('Audit');
 

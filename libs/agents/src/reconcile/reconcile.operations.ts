@@ -1,0 +1,94 @@
+import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
+import type { ToolsetDeclaration } from '@app/mcp';
+import { REQUEST_EXAMPLES } from '../agents.dto.js';
+import { parseInput } from '../agents.input.js';
+import { defineOperation, type OperationSet } from '../operations/operation.js';
+import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
+import { Reconciler } from './reconcile.service.js';
+
+export const ADMIN_TOOLSET: ToolsetDeclaration = {
+  name: 'admin',
+  title: 'Administration',
+  description: 'Bring the store, helm releases and live Agents back into agreement, and adopt releases the store lost. Opt-in: ?toolsets=admin on /mcp.',
+  instructions:
+    'Call reconcile_agents with dryRun: true first and show the user what it would do; reports (drift, missing) are never acted on. ' +
+    'adopt_agent takes a release of the agent chart the store does not know into the store with its helm history.',
+  default: false,
+  always: false,
+};
+
+/**
+ * The reconciler and adoption, each declared once for both doors: authorized by the policy first
+ * (a reconcile of every namespace needs the operation granted on "*"), refusals journaled.
+ */
+export const RECONCILE_OPERATIONS: OperationSet = {
+  toolsets: [ADMIN_TOOLSET],
+  operations: [
+    defineOperation({
+      name: 'reconcile_agents',
+      rest: {
+        tag: 'admin',
+        method: 'post',
+        path: 'reconcile',
+        status: 200,
+        args: 'body',
+        openapi: [
+          ApiOperation({
+            operationId: 'reconcileAgents',
+            summary: 'Bring store, helm releases and live Agents back into agreement now',
+            description:
+              'For one agent or all: compares the store, the helm release and the live Agent and acts by the decision table (record a landed create, uninstall or re-install a half-release, roll back a stuck change) or reports drift. With dryRun it lists what it would do. The same as the MCP tool reconcile_agents.',
+          }),
+          ApiBody({ type: ReconcileRequestDto, examples: { dryRun: { summary: 'Dry run: what reconcile would do for every agent (does nothing)', value: REQUEST_EXAMPLES.reconcile } } }),
+          ApiResponse({ status: 200, description: 'What was found per agent and what was (or would be) done', type: ReconcileResultDto }),
+        ],
+      },
+      tool: {
+        title: 'Reconcile agents',
+        toolset: 'admin',
+        description:
+          'Compares the store, the helm release and the live Agent of one agent (namespace and name) or all, and acts by the decision table: records a create helm deployed, uninstalls or re-installs a half-release, rolls back a change helm left pending; drift and missing releases are reported, not overwritten. With dryRun: true it lists what it would do and changes nothing.',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+        output: ReconcileResultDto,
+      },
+      input: { args: ReconcileRequestDto },
+      service: Reconciler,
+      read: ({ args }) => parseInput(ReconcileRequestDto, args ?? {}),
+      target: (input) => ({ namespace: input.namespace ?? '*', name: input.name }),
+      call: (reconciler, input) => reconciler.reconcile(input),
+    }),
+    defineOperation({
+      name: 'adopt_agent',
+      rest: {
+        tag: 'admin',
+        method: 'post',
+        path: 'agents/adopt',
+        status: 200,
+        args: 'body',
+        openapi: [
+          ApiOperation({
+            operationId: 'adoptAgent',
+            summary: 'Take a release of the agent chart the store does not know into the store',
+            description:
+              'Records the release as an agent with its helm history as revisions (e.g. after the store was lost). `agent-manager store rebuild` adopts every such release. The same as the MCP tool adopt_agent.',
+          }),
+          ApiBody({ type: AdoptAgentDto, examples: { dryRun: { summary: 'Dry run: the revisions adopting a release would take in (writes nothing)', value: REQUEST_EXAMPLES.adopt } } }),
+          ApiResponse({ status: 200, description: 'The adopted agent and the revisions taken in', type: AdoptResultDto }),
+        ],
+      },
+      tool: {
+        title: 'Adopt an agent release',
+        toolset: 'admin',
+        description:
+          'Writes the store only: takes a release of the agent chart that the store does not know (e.g. after the store was lost) into the store as an agent, with its helm history as revisions. With dryRun: true it lists the revisions it would take in.',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+        output: AdoptResultDto,
+      },
+      input: { args: AdoptAgentDto },
+      service: Reconciler,
+      read: ({ args }) => parseInput(AdoptAgentDto, args ?? {}),
+      target: (input) => input,
+      call: (reconciler, input) => reconciler.adopt(input),
+    }),
+  ],
+};
