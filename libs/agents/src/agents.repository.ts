@@ -19,7 +19,7 @@ import {
   type RevisionKind,
   type RevisionRecord,
 } from './agents.records.js';
-import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
+import type { AgentOrigin, AgentSpec, ChartValues } from './agents.types.js';
 import type { AgentWriteStore, OperationStart } from './runner/ports.js';
 import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './audit/audit.records.js';
 

@@ -1,5 +1,5 @@
 // The write runner's decisions, a table per use case, on fakes: no store, no helm binary.
-import { beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { AppError, loadConfig, type Caller } from '@app/common';
 import { HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { FakeAgentLock } from '../../../../test/support/fake-agent-lock.js';
