@@ -63,8 +63,9 @@ const update = (w: Parts, name: string, body: object, origin?: AgentOrigin) =>
   w.runner.run(caller('bob'), (tools) => updateAgent(tools, ref(name), parseInput(UpdateAgentDto, body), origin));
 const remove = (w: Parts, name: string, body: object = {}) => w.runner.run(caller('dave'), (tools) => deleteAgent(tools, ref(name), parseInput(DeleteAgentDto, body)));
 const rollback = (w: Parts, name: string, body: object) => w.runner.run(caller('carol'), (tools) => rollbackAgent(tools, ref(name), parseInput(RollbackAgentDto, body)));
-const adopt = (w: Parts, name: string, listed?: Partial<ListedRelease> | null, dryRun?: boolean) => {
-  const seen: ListedRelease | undefined = listed === null ? undefined : { name, namespace: NS, revision: 1, status: 'deployed', chart: 'agent-0.1.0', ...listed };
+/** An adoption of the release `helm list` showed as `listed` (of the agent chart). */
+const adopt = (w: Parts, name: string, listed: Partial<ListedRelease> = {}, dryRun?: boolean) => {
+  const seen: ListedRelease = { name, namespace: NS, revision: 1, status: 'deployed', chart: 'agent-0.1.0', ...listed };
   return w.runner.run(caller('alice'), (tools) => adoptAgent(tools, new HelmReleases(w.helm), { ...ref(name), dryRun }, seen));
 };
 /** A reconcile action the decision table chose (`decide`), run as the reconciler runs it. */
@@ -72,7 +73,7 @@ const reconcile = (w: Parts, name: string, decide: (w: Parts) => Promise<Decided
   const actions = { decide: () => decide(w), supersede: (ops: Parameters<OperationRecovery['supersede']>[0], by: string) => w.recovery.supersede(ops, by) };
   return w.runner.run({ ...caller('alice'), actor: 'reconciler@replica-a' }, (tools) => reconcileAgent(tools, actions, ref(name), dryRun));
 };
-const decided = (action: ReconcileAction, more: Partial<Decided> = {}) => async () => ({ action, agent: null, intent: null, ...more });
+const decided = (action: ReconcileAction) => async (): Promise<Decided> => ({ action, agent: null, intent: null });
 
 /** An agent `name` at revision 1 (created through the runner), optionally from a blueprint. */
 const seeded = (origin?: AgentOrigin) => async (w: Parts) => void (await create(w, 'a', {}, origin, 'seed'));
