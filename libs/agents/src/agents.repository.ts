@@ -19,7 +19,8 @@ import {
   type RevisionKind,
   type RevisionRecord,
 } from './agents.records.js';
-import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
+import type { AgentOrigin, AgentSpec, ChartValues } from './agents.types.js';
+import type { AgentWriteStore, OperationStart } from './runner/ports.js';
 import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './audit/audit.records.js';
 
 export type { AgentWithLastOperation } from './agents.records.js';
@@ -70,7 +71,7 @@ const LAST_OPERATION_COLUMNS = Prisma.raw(
 
 /** Agents, their revisions and the operation journal, in the configured store. */
 @Injectable()
-export class AgentsRepository {
+export class AgentsRepository implements AgentWriteStore {
   constructor(private readonly store: Store) {}
 
   private get db() {
@@ -141,22 +142,7 @@ export class AgentsRepository {
    * Journals a write before helm runs, with what it means to apply (for recovery after a crash),
    * and makes it the last operation of its agent (by id, or the active agent of its name).
    */
-  async startOperation(input: {
-    id: string;
-    kind: OperationKind;
-    namespace: string;
-    name: string;
-    agentId?: string;
-    request: unknown;
-    actor: string;
-    owner: string;
-    intent?: OperationIntent;
-    baseHelmRevision?: number | null;
-    /** Who asked and how (principal, door, client, request id), for the audit trail. */
-    audit?: AuditEntry;
-    /** The idempotency key (as stored) the request claimed: linked to this operation, so a retry finds it. */
-    idempotencyKey?: string;
-  }): Promise<OperationRecord> {
+  async startOperation(input: OperationStart): Promise<OperationRecord> {
     return this.db.$transaction(async (tx) => {
       const row = await tx.operation.create({
         data: {

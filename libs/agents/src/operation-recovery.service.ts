@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient } from '@app/helm';
 import { Tracing } from '@app/telemetry';
@@ -7,6 +7,7 @@ import type { OperationRecord } from './agents.records.js';
 import { decideRecovery } from './recovery-decision.js';
 import { AgentBusy, AgentLock } from './runner/agent-lock.js';
 import { IdempotencyGate } from './runner/idempotency-gate.js';
+import type { AgentHolding, AgentWriteStore } from './runner/ports.js';
 
 /**
  * What became of an interrupted write; `undecided` says why it stays pending and what to do,
@@ -30,8 +31,8 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
 
   constructor(
     private readonly config: AppConfig,
-    private readonly repository: AgentsRepository,
-    private readonly lock: AgentLock,
+    @Inject(AgentsRepository) private readonly repository: AgentWriteStore,
+    @Inject(AgentLock) private readonly lock: AgentHolding,
     private readonly helm: HelmClient,
     private readonly keys: IdempotencyGate,
   ) {}

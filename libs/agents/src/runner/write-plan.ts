@@ -1,10 +1,10 @@
 import type { Caller } from '@app/common';
 import type { ChartSource, HelmClient } from '@app/helm';
 import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
-import type { AgentsRepository } from '../agents.repository.js';
 import type { AgentDto } from '../agents.responses.js';
 import type { ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
 import type { LockMode } from './agent-lock.js';
+import type { AgentWriteStore } from './ports.js';
 
 /** What the state change of a plan left behind (for most, what its one helm call did, as helm reported it). */
 export interface Applied {
@@ -30,7 +30,7 @@ export interface Landed {
 
 /** What a plan may use: the store, helm, the chart every write uses, and who asks. */
 export interface PlanTools {
-  repository: AgentsRepository;
+  repository: AgentWriteStore;
   helm: HelmClient;
   /** The chart writes install or upgrade to (AppConfig.agentChart). */
   chart: ChartSource;

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
 import { HelmClient, type ChartSource } from '@app/helm';
 import { Tracing } from '@app/telemetry';
@@ -12,6 +12,7 @@ import { auditOf } from '../audit/audit.records.js';
 import { OperationRecovery } from '../operation-recovery.service.js';
 import { AgentLock, type HeldLease, type LockMode } from './agent-lock.js';
 import { IdempotencyGate, type ClaimedKey } from './idempotency-gate.js';
+import type { AgentHolding, AgentWriteStore } from './ports.js';
 import { ShutdownGate } from './shutdown-gate.js';
 import { UncertainWrite } from './uncertain-write.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
@@ -34,10 +35,10 @@ export class WriteRunner {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly repository: AgentsRepository,
+    @Inject(AgentsRepository) private readonly repository: AgentWriteStore,
     private readonly helm: HelmClient,
     private readonly gate: ShutdownGate,
-    private readonly lock: AgentLock,
+    @Inject(AgentLock) private readonly lock: AgentHolding,
     private readonly keys: IdempotencyGate,
     private readonly recovery: OperationRecovery,
   ) {}
