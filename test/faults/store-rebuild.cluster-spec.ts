@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Reconciler } from '@app/agents';
+import { Caller } from '@app/common';
 import { TestCluster } from '../support/cluster.js';
 import { runCli } from '../support/cli-process.js';
 import { ensureBuilt } from '../support/service-process.js';
@@ -69,7 +70,7 @@ describe('store lost while running, rebuilt from the cluster', () => {
     expect(dry.body).toMatchObject({ dryRun: true });
     expect(dry.body.items).toEqual([expect.objectContaining({ namespace: ns, name, action: 'report', finding: 'unmanaged', done: false })]);
 
-    const { adopted, skipped } = await t.app.get(Reconciler).rebuild();
+    const { adopted, skipped } = await t.app.get(Reconciler).rebuild(Caller.internal());
     // The control plane is the suite's own: what rebuild skips is this file's earlier releases.
     expect(skipped.filter((s) => s.release.startsWith(`${ns}/`))).toEqual([]);
     expect(adopted).toContain(`${ns}/${name}`);

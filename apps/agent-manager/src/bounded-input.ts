@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import { AgentAccess } from '@app/agents';
 import { Authenticator, Authorizer, principalOf } from '@app/auth';
-import { AppError, OperationContexts } from '@app/common';
+import { AppError, Caller } from '@app/common';
 import { refuse } from '@app/mcp';
 
 /**
@@ -53,8 +53,8 @@ export function refuseBeforeBody(app: NestExpressApplication): void {
       async ({ principal }) => {
         if (authorizer.isAllowed(principal, operation)) return next();
         // Journaled and worded as the controllers' own refusals (namespace "*": the body naming it was not read).
-        const context = { door: 'rest' as const, actor: principal.subject, principal };
-        await OperationContexts.run(context, () => access.authorize(operation)).then(next, next);
+        const caller = { ...Caller.current(), door: 'rest' as const, actor: principal.subject, principal };
+        await access.authorize(caller, operation).then(next, next);
       },
       (error: unknown) => next(error),
     );

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type AppConfig } from '@app/common';
+import { Caller, ConfigError, loadConfig, type AppConfig } from '@app/common';
 import { Reconciler, ShutdownGate } from '@app/agents';
 import { serveMcpStdio } from '@app/mcp';
 import { Tracing } from '@app/telemetry';
@@ -83,7 +83,7 @@ async function storeRebuild(args: string[]): Promise<void> {
     return built;
   }, settings);
   try {
-    const { adopted, skipped } = await app.get(Reconciler).rebuild();
+    const { adopted, skipped } = await app.get(Reconciler).rebuild(Caller.internal());
     for (const name of adopted) console.log(`adopted ${name}`);
     for (const skip of skipped) console.error(`skipped ${skip.release}: ${skip.why}`);
     console.log(`store rebuild: ${adopted.length} adopted, ${skipped.length} skipped`);

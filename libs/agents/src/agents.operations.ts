@@ -335,7 +335,7 @@ export const AGENT_OPERATIONS: OperationSet = {
       service: AgentsService,
       read: ({ args }) => parseInput(CreateAgentDto, args),
       target: (input) => input,
-      call: (agents, input, { headers }) => agents.create(withWriteHeaders(input, { idempotencyKey: headers().idempotencyKey })),
+      call: (agents, input, { headers }, access) => agents.create(access.caller, withWriteHeaders(input, { idempotencyKey: headers().idempotencyKey })),
     }),
     defineOperation({
       name: 'update_agent',
@@ -374,7 +374,7 @@ export const AGENT_OPERATIONS: OperationSet = {
       service: AgentsService,
       read: readRef,
       target: (ref) => ref,
-      call: (agents, ref, { args, headers }) => agents.update(ref, withWriteHeaders(parseInput(UpdateAgentDto, args), headers())),
+      call: (agents, ref, { args, headers }, access) => agents.update(access.caller, ref, withWriteHeaders(parseInput(UpdateAgentDto, args), headers())),
     }),
     defineOperation({
       name: 'delete_agent',
@@ -415,7 +415,7 @@ export const AGENT_OPERATIONS: OperationSet = {
       service: AgentsService,
       read: readRef,
       target: (ref) => ref,
-      call: (agents, ref, { args, headers }) => agents.delete(ref, withWriteHeaders(parseInput(DeleteAgentDto, args), headers())),
+      call: (agents, ref, { args, headers }, access) => agents.delete(access.caller, ref, withWriteHeaders(parseInput(DeleteAgentDto, args), headers())),
     }),
     defineOperation({
       name: 'rollback_agent',
@@ -454,7 +454,7 @@ export const AGENT_OPERATIONS: OperationSet = {
       service: AgentsService,
       read: readRef,
       target: (ref) => ref,
-      call: (agents, ref, { args, headers }) => agents.rollback(ref, withWriteHeaders(parseInput(RollbackAgentDto, args), headers())),
+      call: (agents, ref, { args, headers }, access) => agents.rollback(access.caller, ref, withWriteHeaders(parseInput(RollbackAgentDto, args), headers())),
     }),
     defineOperation({
       name: 'list_operations',

@@ -1,6 +1,6 @@
 // npm test: also on PostgreSQL — status of a release held pending: the revision to roll back to, read from the store
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { loadConfig, OperationContexts } from '@app/common';
+import { loadConfig, type Caller } from '@app/common';
 import type { KubeClient } from '@app/kube';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../test/support/fake-helm.js';
@@ -35,13 +35,12 @@ describe(`${AgentsService.name}: status of a release helm holds pending`, () => 
     const { runner } = writeParts(config, store, helm, { repository });
     // The live Agent as the fake helm's manifests describe it (`kind: Agent`, nothing more): no drift.
     agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) } as unknown as KubeClient, runner, manifests);
-    await OperationContexts.run({ door: 'rest', actor: 'alice' }, async () => {
-      await agents.create(parseInput(CreateAgentDto, { ...ref, modelConfig: 'm', toolset: ['preset:read-only'] }));
-      await agents.update(ref, parseInput(UpdateAgentDto, { description: 'v2' }));
-      // A helm run outside agent-manager: helm's numbering moves ahead of the agent's.
-      await helm.upgradeInstall(ref, { ref: 'charts/agent' }, (await repository.findActive('ns', 'held'))!.values);
-      await agents.update(ref, parseInput(UpdateAgentDto, { description: 'v3' }));
-    });
+    const alice: Caller = { door: 'rest', actor: 'alice', requestId: 'request of alice' };
+    await agents.create(alice, parseInput(CreateAgentDto, { ...ref, modelConfig: 'm', toolset: ['preset:read-only'] }));
+    await agents.update(alice, ref, parseInput(UpdateAgentDto, { description: 'v2' }));
+    // A helm run outside agent-manager: helm's numbering moves ahead of the agent's.
+    await helm.upgradeInstall(ref, { ref: 'charts/agent' }, (await repository.findActive('ns', 'held'))!.values);
+    await agents.update(alice, ref, parseInput(UpdateAgentDto, { description: 'v3' }));
     const agent = (await repository.findActive('ns', 'held'))!;
     expect({ revision: agent.revision, helmRevision: agent.helmRevision }).toEqual({ revision: 3, helmRevision: 4 });
     helm.hold(ref, 'pending-upgrade', { ...agent.values, description: 'v4' }).description = HELM_WORDS;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { append, AppError, Caller, listedProblems } from '@app/common';
+import { append, AppError, listedProblems, type Caller } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
 import { toolsetWarnings } from '@app/toolset';
@@ -93,21 +93,21 @@ export class AgentsService {
   }
 
   /** `origin`: the blueprint whose tool asks (its name and active version), recorded with the agent. */
-  create(input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
-    return this.runner.run(Caller.current(), (tools) => createAgent(tools, input, origin));
+  create(caller: Caller, input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
+    return this.runner.run(caller, (tools) => createAgent(tools, input, origin));
   }
 
   /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
-  update(ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
-    return this.runner.run(Caller.current(), (tools) => updateAgent(tools, ref, input, origin));
+  update(caller: Caller, ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
+    return this.runner.run(caller, (tools) => updateAgent(tools, ref, input, origin));
   }
 
-  delete(ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
-    return this.runner.run(Caller.current(), (tools) => deleteAgent(tools, ref, input));
+  delete(caller: Caller, ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
+    return this.runner.run(caller, (tools) => deleteAgent(tools, ref, input));
   }
 
-  rollback(ref: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
-    return this.runner.run(Caller.current(), (tools) => rollbackAgent(tools, ref, input));
+  rollback(caller: Caller, ref: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
+    return this.runner.run(caller, (tools) => rollbackAgent(tools, ref, input));
   }
 
   /** Every violation of a create or update, plus what helm would render; never writes. */

@@ -21,7 +21,7 @@ export { defineOperation, operationNames } from './operations/operation.js';
 export type { AccessTarget, OperationDescriptor, OperationInput, OperationSet, RestReply, RestRoute, ToolDeclaration } from './operations/operation.js';
 export { Reconciler } from './reconcile/reconcile.service.js';
 export { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
-export { AgentAccess } from './audit/agent-access.js';
+export { AgentAccess, CallerAccess } from './audit/agent-access.js';
 export { auditColumns, auditOf } from './audit/audit.records.js';
 export type { AuditEntry } from './audit/audit.records.js';
 export type { AgentOrigin, AgentSpec } from './agents.types.js';

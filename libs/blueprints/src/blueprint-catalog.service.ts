@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { AgentAccess, AgentsService, canonicalJson, CreateAgentDto, CreateResultDto, OperationDoors, readInput } from '@app/agents';
+import { AgentAccess, AgentsService, type CallerAccess, canonicalJson, CreateAgentDto, CreateResultDto, OperationDoors, readInput } from '@app/agents';
 import { Authorizer } from '@app/auth';
-import { AppError } from '@app/common';
+import { AppError, Caller } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
 import { Metrics } from '@app/telemetry';
 import { callProblems, conflictOf, normalizeBody, type BlueprintBody } from './blueprint.rules.js';
@@ -204,7 +204,8 @@ export class BlueprintCatalog implements OnModuleDestroy {
       output: CreateResultDto,
       shallowOutput: true,
       operations: ['create_agent', `blueprint:${name}`],
-      run: (args) => this.call(name, args),
+      // The MCP door's caller, made a value once here as OperationDoors does for declared operations.
+      run: (args) => this.call(this.access.for(Caller.current()), name, args),
     };
     return this.doors.dynamicTool(spec);
   }
@@ -214,7 +215,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
    * arguments checked by create_agent's rules (a fixed argument's problem named, never shown),
    * create_agent's authorization in the namespace, then create_agent itself.
    */
-  async call(name: string, args: Record<string, unknown>): Promise<CreateResultDto> {
+  async call(access: CallerAccess, name: string, args: Record<string, unknown>): Promise<CreateResultDto> {
     const record = await this.repository.find(name);
     if (!record) throw new AppError('not_found', `blueprint ${name} no longer exists: list the tools again (tools/list)`);
     if (this.conflict(record) !== null) {
@@ -224,7 +225,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
     const { input, violations } = callProblems(body, args);
     if (violations.length > 0) throw AppError.invalid(violations);
     const command = readInput(CreateAgentDto, input).value;
-    if (!this.authorizer.isAllowed(this.access.principal(), `blueprint:${name}`, command.namespace)) await this.access.authorize('create_agent', command);
-    return this.agents.create(command, { blueprint: name, version: record.activeVersion, blueprintId: record.id });
+    if (!access.isAllowed(`blueprint:${name}`, command.namespace)) await access.authorize('create_agent', command);
+    return this.agents.create(access.caller, command, { blueprint: name, version: record.activeVersion, blueprintId: record.id });
   }
 }

@@ -231,7 +231,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
         return { raw, name: typeof name === 'string' ? name : undefined };
       },
       target: ({ name }) => blueprint(name),
-      call: (blueprints, { raw }) => blueprints.create(raw),
+      call: (blueprints, { raw }, _input, access) => blueprints.create(access, raw),
     }),
     defineOperation({
       name: 'save_blueprint_version',
@@ -267,7 +267,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
         return { name, raw };
       },
       target: ({ name }) => blueprint(name),
-      call: (blueprints, { name, raw }) => blueprints.save(name, raw),
+      call: (blueprints, { name, raw }, _input, access) => blueprints.save(access, name, raw),
     }),
     defineOperation({
       name: 'rollback_blueprint',
@@ -298,7 +298,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       service: BlueprintsService,
       read: nameAnd(RollbackBlueprintDto),
       target: ({ name }) => blueprint(name),
-      call: (blueprints, { name, command }) => blueprints.rollback(name, command),
+      call: (blueprints, { name, command }, _input, access) => blueprints.rollback(access, name, command),
     }),
     defineOperation({
       name: 'rename_blueprint',
@@ -329,7 +329,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       service: BlueprintsService,
       read: nameAnd(RenameBlueprintDto),
       target: ({ name }) => blueprint(name),
-      call: (blueprints, { name, command }) => blueprints.rename(name, command),
+      call: (blueprints, { name, command }, _input, access) => blueprints.rename(access, name, command),
     }),
     defineOperation({
       name: 'delete_blueprint',
@@ -362,7 +362,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       service: BlueprintsService,
       read: ({ path }) => parseInput(BlueprintRefDto, path).name,
       target: (name) => blueprint(name),
-      call: (blueprints, name) => blueprints.delete(name),
+      call: (blueprints, name, _input, access) => blueprints.delete(access, name),
     }),
     defineOperation({
       name: 'validate_blueprint',
@@ -431,7 +431,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       service: BlueprintsService,
       read: ({ path }) => parseInput(BlueprintRefDto, path).name,
       target: (name) => blueprint(name),
-      call: (blueprints, name) => blueprints.referees(name),
+      call: (blueprints, name, _input, access) => blueprints.referees(access, name),
     }),
     defineOperation({
       name: 'upgrade_blueprint_agents',
@@ -468,7 +468,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       service: BlueprintsService,
       read: nameAnd(UpgradeBlueprintAgentsDto),
       target: ({ name }) => blueprint(name),
-      call: (blueprints, { name, command }) => blueprints.upgrade(name, command),
+      call: (blueprints, { name, command }, _input, access) => blueprints.upgrade(access, name, command),
     }),
   ],
 };

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { AgentAccess, AgentsRepository, AgentsService, auditOf, readInput, type AgentOrigin, type AgentRecord } from '@app/agents';
+import { AgentsRepository, type CallerAccess, AgentsService, auditOf, readInput, type AgentOrigin, type AgentRecord } from '@app/agents';
 import { Authorizer } from '@app/auth';
-import { AppError, append, OperationContexts, type ErrorDetail } from '@app/common';
+import { AppError, append, type ErrorDetail } from '@app/common';
 import { BLUEPRINT_NAME, bodyProblems, invalidBody, nameProblems, normalizeBody, upgradePatch, type BlueprintBody } from './blueprint.rules.js';
 import { BlueprintCatalog } from './blueprint-catalog.service.js';
 import type { BlueprintRecord } from './blueprints.records.js';
@@ -45,7 +45,6 @@ export class BlueprintsService {
     private readonly agents: AgentsService,
     private readonly agentsRepository: AgentsRepository,
     private readonly authorizer: Authorizer,
-    private readonly access: AgentAccess,
   ) {}
 
   /** A page by name: one more row than asked is read to tell whether another page follows. */
@@ -72,18 +71,18 @@ export class BlueprintsService {
   }
 
   /** Every problem of the request (its fields, the name, the body) in one 400. */
-  async create(raw: unknown): Promise<BlueprintDto> {
+  async create(access: CallerAccess, raw: unknown): Promise<BlueprintDto> {
     const { value: input, violations, unreadable } = readInput(CreateBlueprintDto, raw);
     if (unreadable) throw AppError.invalid(violations);
     const nameRead = violations.some((v) => v.path === 'name');
     const problems = [...violations, ...(await this.createProblems(nameRead ? null : input.name, bodyOf(input)))];
     if (problems.length > 0) throw invalidBody(problems);
-    if (input.dryRun === true) return firstVersionPreview(input, OperationContexts.current().actor);
-    const record = await this.repository.create(input.name, { body: normalizeBody(bodyOf(input)), note: input.note, owner: 'operator' }, this.writer('create_blueprint'));
+    if (input.dryRun === true) return firstVersionPreview(input, access.caller.actor);
+    const record = await this.repository.create(input.name, { body: normalizeBody(bodyOf(input)), note: input.note, owner: 'operator' }, this.writer(access, 'create_blueprint'));
     return this.written(record);
   }
 
-  async save(name: string, raw: unknown): Promise<BlueprintDto> {
+  async save(access: CallerAccess, name: string, raw: unknown): Promise<BlueprintDto> {
     const { value: input, violations, unreadable } = readInput(SaveBlueprintVersionDto, raw);
     if (unreadable) throw AppError.invalid(violations);
     const record = await this.requireHealthy(name, 'save a version of');
@@ -97,10 +96,10 @@ export class BlueprintsService {
     const problems = [...violations, ...bodyProblems(bodyOf(input))];
     if (problems.length > 0) throw invalidBody(problems);
     const next = { body: normalizeBody(bodyOf(input)), note: input.note, owner: 'operator' as const };
-    return this.written(await this.repository.append(record, next, this.writer('save_blueprint_version')));
+    return this.written(await this.repository.append(record, next, this.writer(access, 'save_blueprint_version')));
   }
 
-  async rollback(name: string, input: RollbackBlueprintDto): Promise<BlueprintDto> {
+  async rollback(access: CallerAccess, name: string, input: RollbackBlueprintDto): Promise<BlueprintDto> {
     const record = await this.requireHealthy(name, 'roll back');
     const target = await this.repository.version(record.id, input.version);
     if (!target) throw new AppError('not_found', `blueprint ${name} has no version ${input.version}: its versions are 1 to ${record.latestVersion} (list_blueprint_versions)`);
@@ -109,24 +108,24 @@ export class BlueprintsService {
       throw AppError.invalid(problems, `version ${input.version} of blueprint ${name} no longer passes the create checks: save a new version instead`);
     }
     const next = { body: normalizeBody(target.body as Record<string, unknown>), note: input.note, rolledBackTo: input.version, owner: 'operator' as const };
-    return this.written(await this.repository.append(record, next, this.writer('rollback_blueprint')));
+    return this.written(await this.repository.append(record, next, this.writer(access, 'rollback_blueprint')));
   }
 
-  async rename(name: string, input: RenameBlueprintDto): Promise<BlueprintDto> {
+  async rename(access: CallerAccess, name: string, input: RenameBlueprintDto): Promise<BlueprintDto> {
     const record = await this.requireHealthy(name, 'rename');
     if (input.newName === name) throw AppError.invalid([{ path: 'newName', message: `newName is the blueprint's name already: give another name` }]);
     const taken = nameProblems(input.newName, this.catalog.otherTools()).map((p) => ({ ...p, path: 'newName' }));
     if (taken.length > 0) throw AppError.invalid(taken);
     if (await this.repository.find(input.newName)) throw new AppError('conflict', `blueprint ${input.newName} already exists: choose another name`, [{ path: 'newName', message: 'a blueprint with this name exists' }]);
-    await this.refuseHeld(record, 'rename');
-    return this.written(await this.repository.rename(record, input.newName, this.writer('rename_blueprint')));
+    await this.refuseHeld(access, record, 'rename');
+    return this.written(await this.repository.rename(record, input.newName, this.writer(access, 'rename_blueprint')));
   }
 
   /** Delete-only for a conflicted blueprint too; refused while agents hold it. */
-  async delete(name: string): Promise<DeleteBlueprintResultDto> {
+  async delete(access: CallerAccess, name: string): Promise<DeleteBlueprintResultDto> {
     const record = await this.require(name);
-    await this.refuseHeld(record, 'delete');
-    await this.repository.delete(record, this.writer('delete_blueprint'));
+    await this.refuseHeld(access, record, 'delete');
+    await this.repository.delete(record, this.writer(access, 'delete_blueprint'));
     await this.catalog.syncAfterWrite();
     return { name, deleted: true };
   }
@@ -148,9 +147,9 @@ export class BlueprintsService {
     return { valid: problems.length === 0, checked: 'create', violations: problems };
   }
 
-  async referees(name: string): Promise<BlueprintRefereesDto> {
+  async referees(access: CallerAccess, name: string): Promise<BlueprintRefereesDto> {
     const record = await this.require(name);
-    const { holders, counted } = await this.holders(record);
+    const { holders, counted } = await this.holders(access, record);
     return { name: record.name, holders, counted: counted.map(({ namespaces, count, summary }) => ({ namespaces, count, summary })) };
   }
 
@@ -158,31 +157,30 @@ export class BlueprintsService {
    * Moves holders on older versions to the active one, each through update_agent (its own journal
    * entry and If-Match on the version read), continuing past failures; a dry run answers before/after.
    */
-  async upgrade(name: string, input: UpgradeBlueprintAgentsDto): Promise<UpgradeResultDto> {
+  async upgrade(access: CallerAccess, name: string, input: UpgradeBlueprintAgentsDto): Promise<UpgradeResultDto> {
     const record = await this.requireHealthy(name, 'upgrade the agents of');
     const target = normalizeBody(record.body as Record<string, unknown>);
     const wanted = input.agents ? new Set(input.agents) : undefined;
     const behind = (await this.agentsRepository.blueprintHolders(name)).filter((a) => a.origin && a.origin.version !== record.activeVersion);
     // Holders the caller may not read are never named (nor probed through `agents`): counted only.
-    const principal = this.access.principal();
-    const holders = behind.filter((a) => this.authorizer.isAllowed(principal, 'get_agent', a.namespace));
+    const holders = behind.filter((a) => access.isAllowed('get_agent', a.namespace));
     const chosen = holders.filter((a) => !wanted || wanted.has(`${a.namespace}/${a.name}`));
     const bodies = new Map<number, BlueprintBody | null>();
     const items: UpgradedAgentDto[] = [];
     for (const agent of chosen) {
       const from = agent.origin!.version;
       if (!bodies.has(from)) bodies.set(from, await this.readableBody(record.id, from));
-      items.push(await this.upgradeOne(agent, upgradePatch(bodies.get(from) ?? null, target), { blueprint: name, version: record.activeVersion, blueprintId: record.id }, input.dryRun ?? false));
+      items.push(await this.upgradeOne(access, agent, upgradePatch(bodies.get(from) ?? null, target), { blueprint: name, version: record.activeVersion, blueprintId: record.id }, input.dryRun ?? false));
     }
     return { dryRun: input.dryRun ?? false, name, version: record.activeVersion, items, notShown: behind.length - holders.length };
   }
 
-  private async upgradeOne(agent: AgentRecord, patch: Record<string, unknown>, origin: AgentOrigin, dryRun: boolean): Promise<UpgradedAgentDto> {
+  private async upgradeOne(access: CallerAccess, agent: AgentRecord, patch: Record<string, unknown>, origin: AgentOrigin, dryRun: boolean): Promise<UpgradedAgentDto> {
     const ref = { namespace: agent.namespace, name: agent.name };
     const base = { ...ref, fromVersion: agent.origin!.version };
     try {
-      await this.access.authorize('update_agent', ref);
-      const result = await this.agents.update(ref, { ...patch, expectedVersion: agent.version, dryRun }, origin);
+      await access.authorize('update_agent', ref);
+      const result = await this.agents.update(access.caller, ref, { ...patch, expectedVersion: agent.version, dryRun }, origin);
       // Values that stay the same only move the agent to the version (the update journals that, without helm).
       if (!result.changed) return { ...base, outcome: 'unchanged' };
       return { ...base, outcome: dryRun ? 'would-update' : 'updated', before: result.before, after: result.after };
@@ -206,10 +204,9 @@ export class BlueprintsService {
     return [...problems, ...bodyProblems(body)];
   }
 
-  private async holders(record: BlueprintRecord): Promise<Omit<BlueprintRefereesDto, 'counted'> & { counted: HiddenHolders[] }> {
-    const principal = this.access.principal();
+  private async holders(access: CallerAccess, record: BlueprintRecord): Promise<Omit<BlueprintRefereesDto, 'counted'> & { counted: HiddenHolders[] }> {
     const all = await this.agentsRepository.blueprintHolders(record.name);
-    const readable = all.filter((a) => this.authorizer.isAllowed(principal, 'get_agent', a.namespace));
+    const readable = all.filter((a) => access.isAllowed('get_agent', a.namespace));
     return {
       name: record.name,
       holders: readable.map((a) => ({ namespace: a.namespace, name: a.name, version: a.origin!.version })),
@@ -241,8 +238,8 @@ export class BlueprintsService {
   }
 
   /** 409 listing every holder (by name where the caller may read it, else counted) and who can clear them. */
-  private async refuseHeld(record: BlueprintRecord, action: 'rename' | 'delete'): Promise<void> {
-    const { holders, counted } = await this.holders(record);
+  private async refuseHeld(access: CallerAccess, record: BlueprintRecord, action: 'rename' | 'delete'): Promise<void> {
+    const { holders, counted } = await this.holders(access, record);
     if (holders.length === 0 && counted.length === 0) return;
     const hidden = counted.reduce((n, c) => n + c.count, 0);
     const named = holders.map((h) => `${h.namespace}/${h.name} (version ${h.version})`);
@@ -280,9 +277,8 @@ export class BlueprintsService {
     return blueprintView(record, this.catalog.conflict(record), active);
   }
 
-  private writer(operation: string): BlueprintWriter {
-    const context = OperationContexts.current();
-    return { actor: context.actor, audit: auditOf(context, operation) };
+  private writer(access: CallerAccess, operation: string): BlueprintWriter {
+    return { actor: access.caller.actor, audit: auditOf(access.caller, operation) };
   }
 }
 

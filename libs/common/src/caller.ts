@@ -4,7 +4,7 @@ import { OperationContexts, type Door, type OperationContext } from './operation
  * Who asks for a state change, as a value the write runner is given: the actor the journal and the
  * revisions record, the verified principal that scopes idempotency keys, and the door, client and
  * request the audit columns name. Built once where a call enters the service layer
- * (`Caller.current()`) or for the service's own work (`Caller.service(actor)`); nothing below that
+ * (`Caller.current()`) or for the service's own work (`Caller.internal()`); nothing below that
  * reads identity from the ambient operation context, which stays for logs and traces.
  */
 export interface Caller {
@@ -25,6 +25,11 @@ export const Caller = {
   current(): Caller {
     const { actor, door, requestId, principal, client, note } = OperationContexts.current();
     return { actor, door, requestId, principal, client, note };
+  },
+
+  /** The service's own work that no caller asked for (a sweep, a CLI command), as the journal names it. */
+  internal(): Caller {
+    return { actor: 'agent-manager', door: 'internal', requestId: 'internal' };
   },
 
   /** The service's own work on behalf of whoever started it (a sweep: nobody), journaled as `actor`. */

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ANONYMOUS, Authorizer, namespacePatternToSqlLike, type Principal } from '@app/auth';
-import { AppError, OperationContexts } from '@app/common';
+import { AppError, OperationContexts, type Caller } from '@app/common';
 import { AgentsRepository } from '../agents.repository.js';
 import { auditOf, type JournalReader } from './audit.records.js';
 import { isAdmin } from './backend-errors.js';
@@ -9,10 +9,9 @@ import { isAdmin } from './backend-errors.js';
 export const WRITE_OF_VALIDATE = { create: 'create_agent', update: 'update_agent' } as const;
 
 /**
- * The policy applied to the current operation context, for both doors: refusals are journaled
- * (the audit trail) and answered 403 naming operation, namespace and principal. One provider,
- * injected wherever a call is authorized (OperationDoors, and the use cases that authorize a
- * further operation, e.g. a blueprint upgrade's update_agent per holder).
+ * The policy, for both doors: refusals are journaled (the audit trail) and answered 403 naming
+ * operation, namespace and principal. `for(caller)` binds it to one caller, the value the door
+ * built (libs/common/src/caller.ts); nothing here reads the ambient operation context.
  */
 @Injectable()
 export class AgentAccess {
@@ -23,26 +22,67 @@ export class AgentAccess {
     private readonly repository: AgentsRepository,
   ) {}
 
-  /** The caller of the current context (anonymous when no door set one). */
-  principal(): Principal {
-    return (OperationContexts.current().principal as Principal | undefined) ?? ANONYMOUS;
+  /** The policy as it applies to `caller`. */
+  for(caller: Caller): CallerAccess {
+    return new CallerAccess(caller, this);
   }
 
-  /** Refuses (403, journaled) unless the caller may perform `operation` in `namespace` (without one: somewhere). */
-  async authorize(operation: string, target: { namespace?: string; name?: string } = {}): Promise<void> {
-    OperationContexts.learn({ subject: this.principal().subject, operation, agent: target.namespace && target.name ? `${target.namespace}/${target.name}` : undefined });
+  /** Who `caller` was verified to be (anonymous when no door verified anyone). */
+  principalOf(caller: Caller): Principal {
+    return (caller.principal as Principal | undefined) ?? ANONYMOUS;
+  }
+
+  /** Refuses (403, journaled) unless `caller` may perform `operation` in `namespace` (without one: somewhere). */
+  async authorize(caller: Caller, operation: string, target: { namespace?: string; name?: string } = {}): Promise<void> {
+    const principal = this.principalOf(caller);
+    OperationContexts.learn({ subject: principal.subject, operation, agent: target.namespace && target.name ? `${target.namespace}/${target.name}` : undefined });
     try {
-      this.authorizer.authorize(this.principal(), operation, target.namespace);
+      this.authorizer.authorize(principal, operation, target.namespace);
     } catch (error) {
-      if (error instanceof AppError && error.code === 'forbidden') await this.journal(operation, target, error.message);
+      if (error instanceof AppError && error.code === 'forbidden') await this.journal(caller, operation, target, error.message);
       throw error;
     }
   }
 
-  /** Where the caller may perform `operation`, as SQL LIKE operands; undefined when everywhere. */
-  namespaceLike(operation: string): string[] | undefined {
-    const scope = this.authorizer.namespacesFor(this.principal(), operation);
-    return scope.all ? undefined : scope.patterns.map(namespacePatternToSqlLike);
+  /** Where `caller` may perform `operation`; `all` when everywhere. */
+  namespacesFor(caller: Caller, operation: string): ReturnType<Authorizer['namespacesFor']> {
+    return this.authorizer.namespacesFor(this.principalOf(caller), operation);
+  }
+
+  /** Whether `caller` may perform `operation` in `namespace`, without a refusal or a journal entry. */
+  isAllowed(caller: Caller, operation: string, namespace?: string): boolean {
+    return this.authorizer.isAllowed(this.principalOf(caller), operation, namespace);
+  }
+
+  /** An admin is granted every operation in every namespace (`*` on `*`): sees paths and helm's own words. */
+  isAdmin(caller: Caller): boolean {
+    return isAdmin(this.authorizer, this.principalOf(caller));
+  }
+
+  private async journal(caller: Caller, operation: string, target: { namespace?: string; name?: string }, message: string): Promise<void> {
+    const entry = auditOf(caller, operation);
+    try {
+      await this.repository.journalRefusal({ ...entry, namespace: target.namespace ?? '*', name: target.name ?? '', errorMessage: message });
+    } catch (error) {
+      this.logger.error(`journaling the refusal of ${operation} for ${entry.subject ?? entry.actor} failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** The policy bound to one caller: what an operation's authorization and scoping read. */
+export class CallerAccess {
+  constructor(
+    readonly caller: Caller,
+    private readonly access: AgentAccess,
+  ) {}
+
+  get principal(): Principal {
+    return this.access.principalOf(this.caller);
+  }
+
+  /** Refuses (403, journaled) unless the caller may perform `operation` in `namespace` (without one: somewhere). */
+  authorize(operation: string, target: { namespace?: string; name?: string } = {}): Promise<void> {
+    return this.access.authorize(this.caller, operation, target);
   }
 
   /**
@@ -60,29 +100,30 @@ export class AgentAccess {
     await this.authorize(WRITE_OF_VALIDATE[input.mode === 'update' ? 'update' : 'create'], target);
   }
 
+  /** Whether the caller may perform `operation` in `namespace`, without a refusal or a journal entry. */
+  isAllowed(operation: string, namespace?: string): boolean {
+    return this.access.isAllowed(this.caller, operation, namespace);
+  }
+
+  /** Where the caller may perform `operation`, as SQL LIKE operands; undefined when everywhere. */
+  namespaceLike(operation: string): string[] | undefined {
+    const scope = this.access.namespacesFor(this.caller, operation);
+    return scope.all ? undefined : scope.patterns.map(namespacePatternToSqlLike);
+  }
+
   /** The caller's namespace patterns for `operation`; undefined when everywhere. */
   namespacePatterns(operation: string): string[] | undefined {
-    const scope = this.authorizer.namespacesFor(this.principal(), operation);
+    const scope = this.access.namespacesFor(this.caller, operation);
     return scope.all ? undefined : scope.patterns;
   }
 
-  /** An admin is granted every operation in every namespace (`*` on `*`): sees paths and helm's own words. */
   isAdmin(): boolean {
-    return isAdmin(this.authorizer, this.principal());
+    return this.access.isAdmin(this.caller);
   }
 
   /** The caller as a reader of the journal (list_operations). */
   journalReader(): JournalReader {
-    const { subject, method } = this.principal();
+    const { subject, method } = this.principal;
     return { subject, method, admin: this.isAdmin() };
-  }
-
-  private async journal(operation: string, target: { namespace?: string; name?: string }, message: string): Promise<void> {
-    const entry = auditOf(OperationContexts.current(), operation);
-    try {
-      await this.repository.journalRefusal({ ...entry, namespace: target.namespace ?? '*', name: target.name ?? '', errorMessage: message });
-    } catch (error) {
-      this.logger.error(`journaling the refusal of ${operation} for ${entry.subject ?? entry.actor} failed: ${(error as Error).message}`);
-    }
   }
 }

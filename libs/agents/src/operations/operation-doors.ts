@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { OperationContexts } from '@app/common';
+import { Caller, OperationContexts } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
 import { recordableActor } from '../actor.js';
 import { acceptedFields } from '../agents.input.js';
@@ -25,16 +25,21 @@ export class OperationDoors {
     private readonly registry: McpRegistry,
   ) {}
 
-  /** One call of `operation`, whichever door it came through. */
+  /**
+   * One call of `operation`, whichever door it came through. The caller is made a value here, once,
+   * from what the door verified (its operation context): the policy, the service and the write
+   * runner are given it; nothing below reads who calls from the context.
+   */
   async run(operation: OperationDescriptor, input: OperationInput): Promise<unknown> {
+    const access = this.access.for(Caller.current());
     try {
       const read = operation.read(input);
-      if (operation.authorize) await operation.authorize(this.access, read);
-      else await this.access.authorize(operation.name, operation.target?.(read) ?? {});
+      if (operation.authorize) await operation.authorize(access, read);
+      else await access.authorize(operation.name, operation.target?.(read) ?? {});
       const service = this.modules.get(operation.service, { strict: false });
-      return answerForCaller(await operation.call(service, read, input, this.access), this.access.isAdmin());
+      return answerForCaller(await operation.call(service, read, input, access), access.isAdmin());
     } catch (error) {
-      throw forCaller(error, this.access.isAdmin());
+      throw forCaller(error, access.isAdmin());
     }
   }
 
@@ -65,10 +70,11 @@ export class OperationDoors {
     return this.asMcpCaller({
       ...spec,
       run: async (args, context) => {
+        const admin = this.access.isAdmin(Caller.current());
         try {
-          return answerForCaller(await spec.run(args, context), this.access.isAdmin());
+          return answerForCaller(await spec.run(args, context), admin);
         } catch (error) {
-          throw forCaller(error, this.access.isAdmin());
+          throw forCaller(error, admin);
         }
       },
     });

@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
 import type { WriteHeaders } from '../agents.commands.js';
-import type { AgentAccess } from '../audit/agent-access.js';
+import type { CallerAccess } from '../audit/agent-access.js';
 
 /** What one call brings, whichever door it came through. */
 export interface OperationInput {
@@ -82,9 +82,9 @@ export interface OperationDescriptor<Service = unknown, Read = unknown, Answer =
   /** What the policy decides on (default: somewhere). */
   target?(read: Read): AccessTarget;
   /** Instead of one check of `name` on `target` (validate_agent also checks the write it stands for). */
-  authorize?(access: AgentAccess, read: Read): Promise<void>;
+  authorize?(access: CallerAccess, read: Read): Promise<void>;
   /** The call into the service, once the policy agreed; reads what remains of the input. */
-  call(service: Service, read: Read, input: OperationInput, access: AgentAccess): Promise<Answer>;
+  call(service: Service, read: Read, input: OperationInput, access: CallerAccess): Promise<Answer>;
 }
 
 /** A descriptor, typed by its service, what it reads first and its answer. */

@@ -1,7 +1,7 @@
 // npm test: also on PostgreSQL — the reconciler reads and writes records, operations and its own lease
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { loadConfig, OperationContexts } from '@app/common';
+import { loadConfig, type Caller } from '@app/common';
 import type { ListedRelease, ReleaseRef } from '@app/helm';
 import type { KubeClient } from '@app/kube';
 import { Store } from '@app/store';
@@ -37,6 +37,9 @@ class ListingHelm extends FakeHelm {
   }
 }
 
+/** Who asks, when a test does not care. */
+const someone: Caller = { door: 'rest', actor: 'someone', requestId: 'request of someone' };
+
 describe(Reconciler.name, () => {
   const manifests = new ManifestReader();
   let db: FreshDatabase;
@@ -70,7 +73,7 @@ describe(Reconciler.name, () => {
     await repository.failOperation(id, 'backend_error', 'helm timed out');
     await helm.install({ namespace: 'ns', name: 'from-bp' }, { ref: 'charts/agent' }, values());
 
-    const result = await reconciler.reconcile({ namespace: 'ns', name: 'from-bp' });
+    const result = await reconciler.reconcile(someone, { namespace: 'ns', name: 'from-bp' });
     expect(result.items).toEqual([expect.objectContaining({ action: 'record-create', done: true })]);
     expect((await repository.findActive('ns', 'from-bp'))?.origin).toEqual(origin);
     expect((await repository.blueprintHolders('incident_helper')).map((a) => a.name)).toEqual(['from-bp']);
@@ -80,7 +83,7 @@ describe(Reconciler.name, () => {
     await helm.install({ namespace: 'ns', name: 'orphan' }, { ref: 'charts/agent' }, values());
     helm.historyDelayMs = 300;
     const listed: ListedRelease = { name: 'orphan', namespace: 'ns', revision: 1, status: 'deployed', chart: 'agent-0.1.0' };
-    const both = await Promise.allSettled([reconciler.adopt({ namespace: 'ns', name: 'orphan' }, listed), reconciler.adopt({ namespace: 'ns', name: 'orphan' }, listed)]);
+    const both = await Promise.allSettled([reconciler.adopt(someone, { namespace: 'ns', name: 'orphan' }, listed), reconciler.adopt(someone, { namespace: 'ns', name: 'orphan' }, listed)]);
     helm.historyDelayMs = 0;
     expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     expect((both.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'conflict' });
@@ -90,10 +93,10 @@ describe(Reconciler.name, () => {
   it('refuses to adopt a legacy release without a toolset (implicit full access), saying how to declare one, and records nothing', async () => {
     const { toolset: _none, ...legacy } = values();
     await helm.install({ namespace: 'ns', name: 'legacy' }, { ref: 'charts/agent' }, legacy);
-    const refused = await reconciler.adopt({ namespace: 'ns', name: 'legacy' }).catch((error: unknown) => error);
+    const refused = await reconciler.adopt(someone, { namespace: 'ns', name: 'legacy' }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: 'conflict', message: expect.stringContaining('declares no toolset: it is a legacy agent with implicit full access') });
     expect(await repository.findActive('ns', 'legacy')).toBeNull();
-    const rebuilt = await reconciler.rebuild();
+    const rebuilt = await reconciler.rebuild(someone);
     expect(rebuilt.skipped).toEqual(expect.arrayContaining([{ release: 'ns/legacy', why: expect.stringContaining('declares no toolset') }]));
   });
 
@@ -111,7 +114,7 @@ describe(Reconciler.name, () => {
     expect((await leases.acquire('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b', 5_000)).acquired).toBe(true);
     leases.inserts = 0;
     setTimeout(() => void leases.release('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b'), 800);
-    await counted.reconcile({ namespace: 'ns', name: 'from-bp' });
+    await counted.reconcile(someone, { namespace: 'ns', name: 'from-bp' });
     // One refused try, then reads until the other sweep let go, then the try that takes it.
     expect(leases.inserts).toBeLessThanOrEqual(3);
   });
@@ -119,7 +122,7 @@ describe(Reconciler.name, () => {
   it("journals an adoption as adopt_agent with who asked, through which door", async () => {
     await helm.install({ namespace: 'ns', name: 'audited' }, { ref: 'charts/agent' }, values());
     const asked = { door: 'rest' as const, actor: 'token:alice', principal: { subject: 'token:alice', groups: [], method: 'token' as const }, requestId: 'req-adopt-1' };
-    await OperationContexts.run(asked, () => reconciler.adopt({ namespace: 'ns', name: 'audited' }));
+    await reconciler.adopt(asked, { namespace: 'ns', name: 'audited' });
     const page = await repository.operationsPage({ name: 'audited', limit: 10 });
     expect(page.items).toEqual([expect.objectContaining({ operation: 'adopt_agent', subject: 'token:alice', authMethod: 'token', door: 'rest', requestId: 'req-adopt-1', outcome: 'succeeded' })]);
   });

@@ -55,7 +55,7 @@ export const RECONCILE_OPERATIONS: OperationSet = {
       service: Reconciler,
       read: ({ args }) => parseInput(ReconcileRequestDto, args ?? {}),
       target: (input) => ({ namespace: input.namespace ?? '*', name: input.name }),
-      call: (reconciler, input) => reconciler.reconcile(input),
+      call: (reconciler, input, _input, access) => reconciler.reconcile(access.caller, input),
     }),
     defineOperation({
       name: 'adopt_agent',
@@ -88,7 +88,7 @@ export const RECONCILE_OPERATIONS: OperationSet = {
       service: Reconciler,
       read: ({ args }) => parseInput(AdoptAgentDto, args ?? {}),
       target: (input) => input,
-      call: (reconciler, input) => reconciler.adopt(input),
+      call: (reconciler, input, _input, access) => reconciler.adopt(access.caller, input),
     }),
   ],
 };

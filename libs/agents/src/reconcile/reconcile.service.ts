@@ -60,23 +60,24 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
    * One agent, or every agent the store knows and every release of the agent chart; dryRun lists what it would do.
    * The reconciler reads and acts on the cluster as the service itself, whoever asked (no impersonation).
    */
-  reconcile(target: { namespace?: string; name?: string; dryRun?: boolean }): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
-    return OperationContexts.asService(() => this.reconcileAsService(target));
+  reconcile(caller: Caller, target: { namespace?: string; name?: string; dryRun?: boolean }): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
+    return OperationContexts.asService(() => this.reconcileAsService(caller, target));
   }
 
-  private async reconcileAsService(target: { namespace?: string; name?: string; dryRun?: boolean }): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
+  private async reconcileAsService(caller: Caller, target: { namespace?: string; name?: string; dryRun?: boolean }): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
     const dryRun = target.dryRun ?? false;
     if (target.name && !target.namespace) throw new AppError('invalid_request', 'name needs a namespace: pass both, or neither to reconcile every agent', [{ path: 'namespace', message: 'required with name' }]);
     if (!dryRun) await this.recovery.resolvePending();
-    return this.pass(target.namespace, target.name, dryRun);
+    return this.pass(caller, target.namespace, target.name, dryRun);
   }
 
-  private async pass(namespace: string | undefined, name: string | undefined, dryRun: boolean): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
+  /** `caller`: who asked for the pass (the sweep: nobody); its actions are journaled as the reconciler's. */
+  private async pass(caller: Caller, namespace: string | undefined, name: string | undefined, dryRun: boolean): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
     const target = { namespace, name };
     const refs = target.namespace && target.name ? [{ namespace: target.namespace, name: target.name }] : await this.names(target.namespace);
     const items: ReconcileItem[] = [];
     for (const ref of refs) {
-      const item = await this.one(ref, dryRun);
+      const item = await this.one(Caller.acting(caller, this.actor), ref, dryRun);
       this.metrics?.reconcilerAction(item.action, item.done ? 'done' : item.error === 'busy' ? 'skipped' : item.error ? 'failed' : dryRun ? 'planned' : 'not_needed');
       items.push(item);
     }
@@ -84,29 +85,29 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Takes a release of the agent chart the store does not know into the store, its helm history as revisions (read as the service itself). */
-  adopt(ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
-    return OperationContexts.asService(() => this.adoptAsService(ref, listed));
+  adopt(caller: Caller, ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
+    return OperationContexts.asService(() => this.adoptAsService(caller, ref, listed));
   }
 
-  private async adoptAsService(ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
-    const result = await this.runner.run(Caller.current(), (tools) => adoptAgent(tools, this.releases, ref, listed));
+  private async adoptAsService(caller: Caller, ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
+    const result = await this.runner.run(caller, (tools) => adoptAgent(tools, this.releases, ref, listed));
     if (!result.dryRun) this.logger.log(`adopted ${ref.namespace}/${ref.name} with ${result.revisions.length} revision(s) from helm`);
     return result;
   }
 
   /** Adopts every release of the agent chart the store does not know: `agent-manager store rebuild`. */
-  rebuild(): Promise<{ adopted: string[]; skipped: { release: string; why: string }[] }> {
-    return OperationContexts.asService(() => this.rebuildAsService());
+  rebuild(caller: Caller): Promise<{ adopted: string[]; skipped: { release: string; why: string }[] }> {
+    return OperationContexts.asService(() => this.rebuildAsService(caller));
   }
 
-  private async rebuildAsService(): Promise<{ adopted: string[]; skipped: { release: string; why: string }[] }> {
+  private async rebuildAsService(caller: Caller): Promise<{ adopted: string[]; skipped: { release: string; why: string }[] }> {
     const adopted: string[] = [];
     const skipped: { release: string; why: string }[] = [];
     for (const release of await this.releases.ofChart(AGENT_CHART_NAME)) {
       const key = `${release.namespace}/${release.name}`;
       if (await this.repository.findActive(release.namespace, release.name)) continue;
       try {
-        await this.adopt(release, release);
+        await this.adopt(caller, release, release);
         adopted.push(key);
       } catch (error) {
         skipped.push({ release: key, why: (error as Error).message });
@@ -123,10 +124,10 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Decides and acts on one agent through the write runner, as the service's own work: a live write holding it is left alone. */
-  private async one(ref: ReleaseRef, dryRun: boolean): Promise<ReconcileItem> {
+  private async one(reconciler: Caller, ref: ReleaseRef, dryRun: boolean): Promise<ReconcileItem> {
     const parts = { decide: (target: ReleaseRef) => this.decide(target), supersede: (ops: Parameters<OperationRecovery['supersede']>[0], by: string) => this.recovery.supersede(ops, by) };
     try {
-      const item = await this.runner.run(Caller.acting(Caller.current(), this.actor), (tools) => reconcileAgent(tools, parts, ref, dryRun));
+      const item = await this.runner.run(reconciler, (tools) => reconcileAgent(tools, parts, ref, dryRun));
       if (item.done) this.logger.warn(`reconciled ${ref.namespace}/${ref.name}: ${item.detail}`);
       return item;
     } catch (error) {
@@ -152,7 +153,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   /** Run by the recovery sweep: a full pass, quiet when there is no cluster to compare with. */
   private async sweepPass(): Promise<void> {
     try {
-      await OperationContexts.asService(() => this.pass(undefined, undefined, false));
+      await OperationContexts.asService(() => this.pass(Caller.internal(), undefined, undefined, false));
       this.skipped = undefined;
     } catch (error) {
       // A warning when the reason is new (RBAC refusing helm list, an unreachable cluster), not at every sweep.
