@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { OperationDoors, type OperationDescriptor } from '@app/agents';
+import { OperationDoors, type OperationDescriptor } from '@app/doors';
 import { Authorizer } from '@app/auth';
 import { McpRegistry } from '@app/mcp';
 import { openApiDocument } from '../../apps/agent-manager/src/app.factory.js';

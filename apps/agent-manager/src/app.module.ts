@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { AGENT_OPERATIONS, AgentsModule, operationNames, RECONCILE_OPERATIONS } from '@app/agents';
+import { AGENT_OPERATIONS, AgentsModule, RECONCILE_OPERATIONS } from '@app/agents';
+import { operationNames } from '@app/doors';
 import { AuthModule } from '@app/auth';
 import { BLUEPRINT_OPERATIONS, BlueprintsModule } from '@app/blueprints';
 import { AppConfig, Clock, SystemClock } from '@app/common';

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
-import { AgentAccess } from '@app/agents';
+import { AgentAccess } from '@app/doors';
 import { Authenticator, Authorizer, principalOf } from '@app/auth';
 import { AppError, Caller } from '@app/common';
 import { refuse } from '@app/mcp';

@@ -1,7 +1,7 @@
 import { IsBoolean, IsIn, IsInt, IsISO8601, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, SELECTOR_PATTERN } from '@app/toolset';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
-import { IsLabelSelector, IsMetadataMap, IsToolset, MaxCodePoints, Optional, WholeNumberText } from './agents.validators.js';
+import { IsLabelSelector, IsMetadataMap, IsToolset, MaxCodePoints, Optional, WholeNumberText } from '@app/doors';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_MESSAGE = (field: string, max: number) =>

@@ -11,9 +11,10 @@ import { AgentsService } from './agents.service.js';
 import { ManifestReader } from './manifest-reader.js';
 import { AgentsTools } from './agents.tools.js';
 import { AGENT_OPERATIONS } from './agents.operations.js';
-import { AgentAccess } from './audit/agent-access.js';
-import { OperationDoors } from './operations/operation-doors.js';
-import { restControllers } from './operations/rest-door.js';
+import { AgentAccess } from '@app/doors';
+import { RefusalJournal } from '@app/doors';
+import { OperationDoors } from '@app/doors';
+import { restControllers } from '@app/doors';
 import { ServiceInfoService } from './service-info.service.js';
 import { AgentLock } from './runner/agent-lock.js';
 import { IdempotencyGate } from './runner/idempotency-gate.js';
@@ -48,7 +49,7 @@ class JournalMetrics implements OnModuleInit {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
   exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { ApiHeader, ApiParam, ApiQuery, ApiResponse, OnOpenApiReplay, type ErrorBody } from '@app/common';
 import { AGENT_NAME_SCHEMA, IDEMPOTENCY_KEY_PATTERN, NAMESPACE_SCHEMA, WRITE_EXAMPLE_AGENT } from './agents.dto.js';
-import { errorExample, ErrorResponseDto } from './error-response.dto.js';
+import { errorExample, ErrorResponseDto } from '@app/doors';
 
 // The OpenAPI documentation the agent operations share (agents.operations.ts): error answers with examples, headers, path parameters.
 const NAME_MESSAGE = 'name must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit, at most 53 characters';

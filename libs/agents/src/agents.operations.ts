@@ -1,6 +1,7 @@
 import { ApiBody, ApiOperation, ApiQuery, ApiResponse } from '@app/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
-import { readValidateCommand, withWriteHeaders } from './agents.commands.js';
+import { readValidateCommand } from './agents.commands.js';
+import { withWriteHeaders } from '@app/doors';
 import {
   AgentRefDto,
   CreateAgentDto,
@@ -13,7 +14,7 @@ import {
   UpdateAgentDto,
   ValidateAgentDto,
 } from './agents.dto.js';
-import { parseInput } from './agents.input.js';
+import { parseInput } from '@app/doors';
 import {
   agentPath,
   CREATE_ERRORS,
@@ -44,7 +45,7 @@ import {
   ValidateResultDto,
 } from './agents.responses.js';
 import { AgentsService } from './agents.service.js';
-import { defineOperation, type OperationSet } from './operations/operation.js';
+import { defineOperation, type OperationSet } from '@app/doors';
 import { ServiceInfoService } from './service-info.service.js';
 
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };

@@ -1,9 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
+import { ProblemDto } from '@app/doors';
 
-export class ProblemDto {
-  @ApiProperty({ description: 'Where: a field or a list item such as toolset[3]', example: 'toolset[0]' }) path: string;
-  @ApiProperty({ description: 'What is wrong and what to do instead', example: 'preset "read-olny" is not a shipped preset; did you mean "read-only"?' }) message: string;
-}
+export { ProblemDto };
 
 const EXAMPLE = {
   modelConfig: 'default-model-config',

@@ -7,7 +7,7 @@ import { FakeHelm } from '../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
 import { writeParts } from '../../../test/support/write-parts.js';
 import { CreateAgentDto, UpdateAgentDto } from './agents.dto.js';
-import { parseInput } from './agents.input.js';
+import { parseInput } from '@app/doors';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 import { ManifestReader } from './manifest-reader.js';

@@ -24,7 +24,7 @@ import { agentView, problems, revisionView } from './agents.views.js';
 import { decodeCursor, encodeCursor } from './agents.paging.js';
 import { foldStatus, type RevisionFacts } from './agent-status.js';
 import { decodeOperationCursor, encodeOperationCursor, operationView, shownTo, type JournalReader } from './audit/audit.records.js';
-import { forCaller } from './audit/backend-errors.js';
+import { forCaller } from '@app/doors';
 import { ManifestReader } from './manifest-reader.js';
 import { WriteRunner } from './runner/write-runner.js';
 import { createAgent } from './use-cases/create-agent.js';

@@ -1,8 +1,8 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { McpRegistry } from '@app/mcp';
 import { AGENT_OPERATIONS } from './agents.operations.js';
-import { ErrorResponseDto } from './error-response.dto.js';
-import { OperationDoors } from './operations/operation-doors.js';
+import { ErrorResponseDto } from '@app/doors';
+import { OperationDoors } from '@app/doors';
 
 /** The agent operations' MCP tools and toolsets, contributed to the MCP registry when the module starts. */
 @Injectable()

@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { AgentAccess, AgentsService, type CallerAccess, canonicalJson, CreateAgentDto, CreateResultDto, OperationDoors, readInput } from '@app/agents';
+import { AgentsService, canonicalJson, CreateAgentDto, CreateResultDto } from '@app/agents';
+import { AgentAccess, type CallerAccess, OperationDoors, readInput } from '@app/doors';
 import { Authorizer } from '@app/auth';
 import { AppError, Caller } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';

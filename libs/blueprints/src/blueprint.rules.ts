@@ -1,4 +1,5 @@
-import { AgentPatchFieldsDto, CreateAgentDto, readInput } from '@app/agents';
+import { AgentPatchFieldsDto, CreateAgentDto } from '@app/agents';
+import { readInput } from '@app/doors';
 import { AppError, append, type ErrorDetail } from '@app/common';
 import { TOOLNAMES_REMOVED_MESSAGE } from '@app/toolset';
 

@@ -1,5 +1,5 @@
 import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsInt, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { Optional, WholeNumberText } from '@app/agents';
+import { Optional, WholeNumberText } from '@app/doors';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
 import { BLUEPRINT_NAME, CREATE_ARGUMENTS } from './blueprint.rules.js';
 

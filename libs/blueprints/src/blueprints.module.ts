@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AgentsModule, restControllers } from '@app/agents';
+import { AgentsModule } from '@app/agents';
+import { restControllers } from '@app/doors';
 import { McpModule } from '@app/mcp';
 import { BlueprintCatalog } from './blueprint-catalog.service.js';
 import { BlueprintSeeder } from './blueprint-seeder.service.js';

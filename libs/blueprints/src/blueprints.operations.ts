@@ -1,5 +1,5 @@
 import { AppError, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, type ErrorBody } from '@app/common';
-import { defineOperation, errorExample, ErrorResponseDto, parseInput, readInput, type OperationInput, type OperationSet } from '@app/agents';
+import { defineOperation, errorExample, ErrorResponseDto, parseInput, readInput, type OperationInput, type OperationSet } from '@app/doors';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
 import { BLUEPRINTS_TOOLSET } from './blueprint-catalog.service.js';
 import {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { auditColumns, type AuditEntry } from '@app/agents';
+import { auditColumns, type AuditEntry } from '@app/doors';
 import { AppError } from '@app/common';
 import { Prisma, Store, type BlueprintRow, type StoreClient } from '@app/store';
 import type { BlueprintBody } from './blueprint.rules.js';

@@ -1,4 +1,5 @@
-import { ChartValuesDto, ProblemDto } from '@app/agents';
+import { ChartValuesDto } from '@app/agents';
+import { ProblemDto } from '@app/doors';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
 
 const DATE = '2026-03-14T09:26:53.000Z';

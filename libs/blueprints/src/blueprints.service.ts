@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AgentsRepository, type CallerAccess, AgentsService, auditOf, readInput, type AgentOrigin, type AgentRecord } from '@app/agents';
+import { AgentsRepository, AgentsService, type AgentOrigin, type AgentRecord } from '@app/agents';
+import { type CallerAccess, auditOf, readInput } from '@app/doors';
 import { Authorizer } from '@app/auth';
 import { AppError, append, type ErrorDetail } from '@app/common';
 import { BLUEPRINT_NAME, bodyProblems, invalidBody, nameProblems, normalizeBody, upgradePatch, type BlueprintBody } from './blueprint.rules.js';

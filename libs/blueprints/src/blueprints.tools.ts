@@ -1,5 +1,5 @@
 import { Injectable, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { OperationDoors } from '@app/agents';
+import { OperationDoors } from '@app/doors';
 import { BlueprintCatalog } from './blueprint-catalog.service.js';
 import { BlueprintSeeder } from './blueprint-seeder.service.js';
 import { BLUEPRINT_OPERATIONS } from './blueprints.operations.js';

@@ -2,7 +2,7 @@ import { IsBoolean, IsString, Matches } from 'class-validator';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
 import { AGENT_NAME_SCHEMA, AgentRefDto, NAMESPACE_SCHEMA } from '../agents.dto.js';
 import { AgentDto } from '../agents.responses.js';
-import { Optional } from '../agents.validators.js';
+import { Optional } from '@app/doors';
 
 const DNS1123_LABEL = new RegExp(NAMESPACE_SCHEMA.pattern);
 

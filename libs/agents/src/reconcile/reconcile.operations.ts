@@ -1,8 +1,8 @@
 import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
 import { REQUEST_EXAMPLES } from '../agents.dto.js';
-import { parseInput } from '../agents.input.js';
-import { defineOperation, type OperationSet } from '../operations/operation.js';
+import { parseInput } from '@app/doors';
+import { defineOperation, type OperationSet } from '@app/doors';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
 import { Reconciler } from './reconcile.service.js';
 

@@ -1,5 +1,5 @@
 import { Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { OperationDoors } from '../operations/operation-doors.js';
+import { OperationDoors } from '@app/doors';
 import { RECONCILE_OPERATIONS } from './reconcile.operations.js';
 
 /** The reconciler's MCP tools, in the opt-in `admin` toolset. */

@@ -6,7 +6,7 @@ import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
 import { writeParts } from '../../../../test/support/write-parts.js';
 import { CreateAgentDto, DeleteAgentDto, RollbackAgentDto, UpdateAgentDto } from '../agents.dto.js';
-import { parseInput } from '../agents.input.js';
+import { parseInput } from '@app/doors';
 import { AgentsRepository } from '../agents.repository.js';
 import { createAgent } from '../use-cases/create-agent.js';
 import { deleteAgent } from '../use-cases/delete-agent.js';

@@ -6,7 +6,7 @@ import { FakeAgentLock } from '../../../../test/support/fake-agent-lock.js';
 import { FakeAgentStore } from '../../../../test/support/fake-agent-store.js';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { CreateAgentDto, DeleteAgentDto, RollbackAgentDto, UpdateAgentDto } from '../agents.dto.js';
-import { parseInput } from '../agents.input.js';
+import { parseInput } from '@app/doors';
 import { toChartValues, type AgentOrigin } from '../agents.types.js';
 import type { IdempotencyRepository } from '../idempotency.repository.js';
 import { OperationRecovery } from '../operation-recovery.service.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { CreateAgentDto, UpdateAgentDto, ValidateAgentDto } from './agents.dto.js';
-import { readInput } from './agents.input.js';
-import { MAX_ANNOTATION_BYTES, MAX_LABELS } from './agents.validators.js';
+import { CreateAgentDto, UpdateAgentDto, ValidateAgentDto } from '@app/agents';
+import { readInput } from './input.js';
+import { MAX_ANNOTATION_BYTES, MAX_LABELS } from './validators.js';
 
 const valid = { name: 'helper', namespace: 'agents', modelConfig: 'default-model-config', toolset: ['preset:read-only'] };
 const labels = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, `v${i}`]));

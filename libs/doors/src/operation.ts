@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
-import type { WriteHeaders } from '../agents.commands.js';
-import type { CallerAccess } from '../audit/agent-access.js';
+import type { WriteHeaders } from './write-headers.js';
+import type { CallerAccess } from './access.js';
 
 /** What one call brings, whichever door it came through. */
 export interface OperationInput {

@@ -1,5 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, ERROR_STATUS, type ErrorBody, type ErrorCode, type ErrorDetail } from '@app/common';
-import { ProblemDto } from './agents.responses.js';
+
+export class ProblemDto {
+  @ApiProperty({ description: 'Where: a field or a list item such as toolset[3]', example: 'toolset[0]' }) path: string;
+  @ApiProperty({ description: 'What is wrong and what to do instead', example: 'preset "read-olny" is not a shipped preset; did you mean "read-only"?' }) message: string;
+}
 
 export class ErrorObjectDto {
   @ApiProperty({ enum: Object.keys(ERROR_STATUS), example: 'invalid_request' }) code: string;

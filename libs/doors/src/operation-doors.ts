@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Caller, OperationContexts } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
-import { recordableActor } from '../actor.js';
-import { acceptedFields } from '../agents.input.js';
-import { AgentAccess } from '../audit/agent-access.js';
-import { answerForCaller, forCaller } from '../audit/backend-errors.js';
+import { recordableActor } from './actor.js';
+import { acceptedFields } from './input.js';
+import { AgentAccess } from './access.js';
+import { answerForCaller, forCaller } from './redaction.js';
 import type { OperationDescriptor, OperationInput, OperationSet } from './operation.js';
 
 /**

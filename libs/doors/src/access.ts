@@ -1,9 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ANONYMOUS, Authorizer, namespacePatternToSqlLike, type Principal } from '@app/auth';
 import { AppError, OperationContexts, type Caller } from '@app/common';
-import { AgentsRepository } from '../agents.repository.js';
-import { auditOf, type JournalReader } from './audit.records.js';
-import { isAdmin } from './backend-errors.js';
+import { auditOf, type JournalReader } from './audit-entry.js';
+import { RefusalJournal } from './refusal-journal.js';
+import { isAdmin } from './redaction.js';
 
 /** The write an operation's dry run or validation stands for. */
 export const WRITE_OF_VALIDATE = { create: 'create_agent', update: 'update_agent' } as const;
@@ -19,7 +19,7 @@ export class AgentAccess {
 
   constructor(
     private readonly authorizer: Authorizer,
-    private readonly repository: AgentsRepository,
+    @Inject(RefusalJournal) private readonly refusals: RefusalJournal,
   ) {}
 
   /** The policy as it applies to `caller`. */
@@ -62,7 +62,7 @@ export class AgentAccess {
   private async journal(caller: Caller, operation: string, target: { namespace?: string; name?: string }, message: string): Promise<void> {
     const entry = auditOf(caller, operation);
     try {
-      await this.repository.journalRefusal({ ...entry, namespace: target.namespace ?? '*', name: target.name ?? '', errorMessage: message });
+      await this.refusals.journalRefusal({ ...entry, namespace: target.namespace ?? '*', name: target.name ?? '', errorMessage: message });
     } catch (error) {
       this.logger.error(`journaling the refusal of ${operation} for ${entry.subject ?? entry.actor} failed: ${(error as Error).message}`);
     }

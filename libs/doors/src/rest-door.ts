@@ -21,9 +21,9 @@ import type { Request, Response } from 'express';
 import { Observable } from 'rxjs';
 import { Authenticator } from '@app/auth';
 import { ApiExtraModels, ApiTags, AppError, OperationContexts, type NewOperationContext } from '@app/common';
-import { isRecordableActor } from '../actor.js';
-import type { WriteHeaders } from '../agents.commands.js';
-import { ErrorResponseDto } from '../error-response.dto.js';
+import { isRecordableActor } from './actor.js';
+import type { WriteHeaders } from './write-headers.js';
+import { ErrorResponseDto } from './error-response.dto.js';
 import type { OperationDescriptor, OperationInput, OperationSet } from './operation.js';
 import { OperationDoors } from './operation-doors.js';
 

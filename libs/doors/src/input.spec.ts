@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { CreateAgentDto, ListAgentsQueryDto, RollbackAgentDto } from './agents.dto.js';
-import { readInput } from './agents.input.js';
+import { CreateAgentDto, ListAgentsQueryDto, RollbackAgentDto } from '@app/agents';
+import { readInput } from './input.js';
 
 const valid = { name: 'helper', namespace: 'agents', modelConfig: 'default-model-config', toolset: ['preset:read-only'] };
 const paths = (raw: unknown, cls: new () => object = CreateAgentDto) => readInput(cls, raw).violations.map((v) => v.path);
