@@ -46,7 +46,7 @@ const EXTERNAL = [
   'class-transformer/storage',
   '@fastify/static',
 ];
-const BESIDE = ['libs/helm/src/helm-spawner-helper.mjs', 'libs/agents/src/manifest-reader-worker.mjs'];
+const BESIDE = ['libs/helm/src/helm-spawner-helper.mjs', 'libs/agents/src/cluster/manifest-reader-worker.mjs'];
 
 rmSync(outdir, { recursive: true, force: true });
 await build({

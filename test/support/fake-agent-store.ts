@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentRecord, AgentWithLastOperation, OperationRecord, RevisionRecord } from '../../libs/agents/src/agents.records.js';
-import type { AppliedChange } from '../../libs/agents/src/agents.repository.js';
-import type { AgentOrigin } from '../../libs/agents/src/agents.types.js';
-import type { AuditEntry } from '../../libs/agents/src/audit/audit.records.js';
-import { chartIdentity } from '../../libs/agents/src/chart-identity.js';
+import type { AgentRecord, AgentWithLastOperation, OperationRecord, RevisionRecord } from '../../libs/agents/src/persistence/records.js';
+import type { AppliedChange } from '../../libs/agents/src/persistence/agents.repository.js';
+import type { AgentOrigin } from '../../libs/agents/src/domain/agent-spec.js';
+import type { AuditEntry } from '../../libs/agents/src/persistence/journal.records.js';
+import { chartIdentity } from '../../libs/agents/src/domain/chart-identity.js';
 import type { AgentWriteStore, OperationStart } from '../../libs/agents/src/runner/ports.js';
 
 /** A journal entry as the fake keeps it: the operation with the audit columns and key its start was given. */

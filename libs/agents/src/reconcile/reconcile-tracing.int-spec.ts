@@ -9,9 +9,9 @@ import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { OtlpReceiver, type ReceivedSpan } from '../../../../test/support/otlp-receiver.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
 import { writeParts } from '../../../../test/support/write-parts.js';
-import { AgentsRepository } from '../agents.repository.js';
-import { toChartValues } from '../agents.types.js';
-import { ManifestReader } from '../manifest-reader.js';
+import { AgentsRepository } from '../persistence/agents.repository.js';
+import { toChartValues } from '../domain/agent-spec.js';
+import { ManifestReader } from '../cluster/manifest-reader.js';
 
 Logger.overrideLogger(false);
 

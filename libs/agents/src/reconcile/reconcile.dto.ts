@@ -1,7 +1,7 @@
 import { IsBoolean, IsString, Matches } from 'class-validator';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
-import { AGENT_NAME_SCHEMA, AgentRefDto, NAMESPACE_SCHEMA } from '../agents.dto.js';
-import { AgentDto } from '../agents.responses.js';
+import { AGENT_NAME_SCHEMA, AgentRefDto, NAMESPACE_SCHEMA } from '../api/requests.dto.js';
+import { AgentDto } from '../api/responses.dto.js';
 import { Optional } from '@app/doors';
 
 const DNS1123_LABEL = new RegExp(NAMESPACE_SCHEMA.pattern);

@@ -8,10 +8,10 @@ import { Store } from '@app/store';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
 import { writeParts } from '../../../../test/support/write-parts.js';
-import { AgentLeaseRepository, recoveryOwner } from '../agent-lease.repository.js';
-import { AgentsRepository } from '../agents.repository.js';
-import { toChartValues, type ChartValues } from '../agents.types.js';
-import { ManifestReader } from '../manifest-reader.js';
+import { AgentLeaseRepository, recoveryOwner } from '../persistence/lease.repository.js';
+import { AgentsRepository } from '../persistence/agents.repository.js';
+import { toChartValues, type ChartValues } from '../domain/agent-spec.js';
+import { ManifestReader } from '../cluster/manifest-reader.js';
 import { Reconciler } from './reconcile.service.js';
 
 /**

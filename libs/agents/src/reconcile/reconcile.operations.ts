@@ -1,6 +1,6 @@
 import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
-import { REQUEST_EXAMPLES } from '../agents.dto.js';
+import { REQUEST_EXAMPLES } from '../api/requests.dto.js';
 import { parseInput } from '@app/doors';
 import { defineOperation, type OperationSet } from '@app/doors';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';

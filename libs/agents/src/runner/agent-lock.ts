@@ -4,7 +4,7 @@ import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppConfig, AppError } from '@app/common';
 import { Store } from '@app/store';
 import { Metrics } from '@app/telemetry';
-import { AgentLeaseRepository, isRecoveryHolder, recoveryOwner, type LeaseHolder, type LeaseResult } from '../agent-lease.repository.js';
+import { AgentLeaseRepository, isRecoveryHolder, recoveryOwner, type LeaseHolder, type LeaseResult } from '../persistence/lease.repository.js';
 
 /** A lease held for one piece of work; `lost` is set when a renewal found it taken over (another replica may hold the agent now). */
 export interface HeldLease {

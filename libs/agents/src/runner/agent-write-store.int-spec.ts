@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Store } from '@app/store';
 import { FakeAgentStore } from '../../../../test/support/fake-agent-store.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
-import { AgentsRepository, type AppliedChange } from '../agents.repository.js';
-import { toChartValues, type AgentSpec } from '../agents.types.js';
+import { AgentsRepository, type AppliedChange } from '../persistence/agents.repository.js';
+import { toChartValues, type AgentSpec } from '../domain/agent-spec.js';
 import type { AgentWriteStore } from './ports.js';
 
 /**

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppConfig, AppError, Caller, ERROR_STATUS, type ErrorBody } from '@app/common';
 import { Metrics } from '@app/telemetry';
-import { IdempotencyRepository } from '../idempotency.repository.js';
+import { IdempotencyRepository } from '../persistence/idempotency.repository.js';
 import { UncertainWrite } from './uncertain-write.js';
 
 /** Refusals a retry with the same request would get again: kept as the idempotent answer (unless the environment caused them). */

@@ -1,7 +1,7 @@
-import type { AgentOrigin, OperationIntent, OperationKind } from '../agents.types.js';
-import type { AgentRecord, AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
-import type { AppliedChange } from '../agents.repository.js';
-import type { AuditEntry } from '../audit/audit.records.js';
+import type { AgentOrigin, OperationIntent, OperationKind } from '../domain/agent-spec.js';
+import type { AgentRecord, AgentWithLastOperation, OperationRecord, RevisionRecord } from '../persistence/records.js';
+import type { AppliedChange } from '../persistence/agents.repository.js';
+import type { AuditEntry } from '../persistence/journal.records.js';
 import type { AgentLock } from './agent-lock.js';
 
 /** A write journaled before its change runs (AgentWriteStore.startOperation). */

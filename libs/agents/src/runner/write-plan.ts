@@ -1,8 +1,8 @@
 import type { Caller } from '@app/common';
 import type { ChartSource, HelmClient } from '@app/helm';
-import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
-import type { AgentDto } from '../agents.responses.js';
-import type { ChartValues, OperationIntent, OperationKind } from '../agents.types.js';
+import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../persistence/records.js';
+import type { AgentDto } from '../api/responses.dto.js';
+import type { ChartValues, OperationIntent, OperationKind } from '../domain/agent-spec.js';
 import type { LockMode } from './agent-lock.js';
 import type { AgentWriteStore } from './ports.js';
 

@@ -1,9 +1,9 @@
 import { AppError } from '@app/common';
 import type { HelmReleases, ListedRelease, ReleaseRef, ReleaseRevision } from '@app/helm';
-import { chartValuesOf } from '../agents.records.js';
-import type { AppliedChange } from '../agents.repository.js';
-import type { AgentDto } from '../agents.responses.js';
-import { specOf } from '../agents.types.js';
+import { chartValuesOf } from '../persistence/records.js';
+import type { AppliedChange } from '../persistence/agents.repository.js';
+import type { AgentDto } from '../api/responses.dto.js';
+import { specOf } from '../domain/agent-spec.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
 
 /** The chart's own name (charts/agent/Chart.yaml): releases of it are agents. */

@@ -1,5 +1,5 @@
 import { AppError } from '@app/common';
-import type { AgentRecord, AgentWithLastOperation } from '../agents.records.js';
+import type { AgentRecord, AgentWithLastOperation } from '../persistence/records.js';
 import type { PlanTools } from '../runner/write-plan.js';
 
 /** The active agent of that name, at the expected version when one is given. */

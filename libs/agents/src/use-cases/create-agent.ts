@@ -1,9 +1,9 @@
 import { AppError } from '@app/common';
 import { toolsetWarnings } from '@app/toolset';
-import type { CreateAgentDto } from '../agents.dto.js';
-import type { CreateResultDto } from '../agents.responses.js';
-import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../agents.types.js';
-import { problems } from '../agents.views.js';
+import type { CreateAgentDto } from '../api/requests.dto.js';
+import type { CreateResultDto } from '../api/responses.dto.js';
+import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
+import { problems } from '../api/views.js';
 import { appliedValues } from '../runner/write-runner.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
 

@@ -1,6 +1,6 @@
-import type { AgentRefDto, DeleteAgentDto } from '../agents.dto.js';
-import type { AgentWithLastOperation } from '../agents.records.js';
-import type { DeleteResultDto } from '../agents.responses.js';
+import type { AgentRefDto, DeleteAgentDto } from '../api/requests.dto.js';
+import type { AgentWithLastOperation } from '../persistence/records.js';
+import type { DeleteResultDto } from '../api/responses.dto.js';
 import { requireAgent } from './checks.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
 

@@ -1,8 +1,8 @@
 import type { ReleaseRef } from '@app/helm';
-import { chartValuesOf, type AgentRecord, type OperationRecord } from '../agents.records.js';
-import type { AppliedChange } from '../agents.repository.js';
-import { specOf, type ChartValues, type OperationIntent, type OperationKind } from '../agents.types.js';
-import type { ReconcileAction } from '../recovery-decision.js';
+import { chartValuesOf, type AgentRecord, type OperationRecord } from '../persistence/records.js';
+import type { AppliedChange } from '../persistence/agents.repository.js';
+import { specOf, type ChartValues, type OperationIntent, type OperationKind } from '../domain/agent-spec.js';
+import type { ReconcileAction } from '../domain/recovery-decision.js';
 import type { Applied, JournalEntry, PlanTools, WritePlan } from '../runner/write-plan.js';
 
 export interface ReconcileItem {

@@ -1,8 +1,8 @@
 import { AppError } from '@app/common';
 import type { ReleaseRef } from '@app/helm';
-import type { AgentRefDto, RollbackAgentDto } from '../agents.dto.js';
-import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../agents.records.js';
-import type { RollbackResultDto } from '../agents.responses.js';
+import type { AgentRefDto, RollbackAgentDto } from '../api/requests.dto.js';
+import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../persistence/records.js';
+import type { RollbackResultDto } from '../api/responses.dto.js';
 import { requireAgent } from './checks.js';
 import { appliedValues } from '../runner/write-runner.js';
 import type { Applied, PlanTools, WritePlan } from '../runner/write-plan.js';

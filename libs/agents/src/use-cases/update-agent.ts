@@ -1,10 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { toolsetWarnings } from '@app/toolset';
-import type { AgentRefDto, UpdateAgentDto } from '../agents.dto.js';
-import type { AgentWithLastOperation } from '../agents.records.js';
-import type { UpdateResultDto } from '../agents.responses.js';
-import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec, type ChartValues } from '../agents.types.js';
-import { problems } from '../agents.views.js';
+import type { AgentRefDto, UpdateAgentDto } from '../api/requests.dto.js';
+import type { AgentWithLastOperation } from '../persistence/records.js';
+import type { UpdateResultDto } from '../api/responses.dto.js';
+import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec, type ChartValues } from '../domain/agent-spec.js';
+import { problems } from '../api/views.js';
 import { appliedValues } from '../runner/write-runner.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
 import { requireAgent } from './checks.js';

@@ -2,11 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Store } from '@app/store';
-import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
-import type { CursorKey } from './agents.paging.js';
-import { OPERATION_SUMMARY_COLUMNS, type AgentRecord } from './agents.records.js';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
+import type { CursorKey } from '../api/cursors.js';
+import { OPERATION_SUMMARY_COLUMNS, type AgentRecord } from './records.js';
 import { AgentsRepository, type AgentListFilter } from './agents.repository.js';
-import { toChartValues, type AgentSpec } from './agents.types.js';
+import { toChartValues, type AgentSpec } from '../domain/agent-spec.js';
 
 describe(AgentsRepository.name, () => {
   let db: FreshDatabase;

@@ -8,7 +8,7 @@ import { McpRegistry } from '@app/mcp';
 import { ClusterState, clusterReportWithoutPaths } from '@app/kube';
 import { Store } from '@app/store';
 import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
-import type { InfoDto } from './agents.responses.js';
+import type { InfoDto } from '../api/responses.dto.js';
 
 /**
  * What every installation offers. `mcp` is the one that depends on the process: ServiceInfoService

@@ -1,6 +1,6 @@
 import type { ErrorDetail } from '@app/common';
-import type { AgentDto, OperationDto, RevisionDto } from './agents.responses.js';
-import type { AgentRecord, OperationSummary, RevisionRecord } from './agents.records.js';
+import type { AgentDto, OperationDto, RevisionDto } from './responses.dto.js';
+import type { AgentRecord, OperationSummary, RevisionRecord } from '../persistence/records.js';
 
 /** The answer shapes of docs/contract.md §3, from store records: the one place records become DTOs. */
 export function agentView(record: AgentRecord, last: OperationSummary | null): AgentDto {

@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '@app/common';
 import { Store } from '@app/store';
-import { FakeHelm } from '../../../test/support/fake-helm.js';
-import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
-import { writeParts } from '../../../test/support/write-parts.js';
-import type { OperationRecord } from './agents.records.js';
-import { AgentsRepository } from './agents.repository.js';
-import { toChartValues, type AgentSpec } from './agents.types.js';
+import { FakeHelm } from '../../../../test/support/fake-helm.js';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
+import { writeParts } from '../../../../test/support/write-parts.js';
+import type { OperationRecord } from '../persistence/records.js';
+import { AgentsRepository } from '../persistence/agents.repository.js';
+import { toChartValues, type AgentSpec } from '../domain/agent-spec.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { decodeCursor, encodeCursor } from './agents.paging.js';
+import { decodeCursor, encodeCursor } from './cursors.js';
 
 describe('agent listing pages', () => {
   it('gives back the listing key it encoded', () => {

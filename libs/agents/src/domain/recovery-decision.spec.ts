@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { LiveAgent } from '@app/kube';
 import { foldStatus } from './agent-status.js';
-import { toChartValues } from './agents.types.js';
+import { toChartValues } from './agent-spec.js';
 import { decideReconcile, decideRecovery, type InterruptedWrite, type ReconcileAction, type RecoveryDecision, type ReleaseSide, type ReleaseState, type StoreSide } from './recovery-decision.js';
 
 const intended = toChartValues({ modelConfig: 'm', toolset: ['preset:read-only'] });

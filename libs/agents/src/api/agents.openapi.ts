@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { ApiHeader, ApiParam, ApiQuery, ApiResponse, OnOpenApiReplay, type ErrorBody } from '@app/common';
-import { AGENT_NAME_SCHEMA, IDEMPOTENCY_KEY_PATTERN, NAMESPACE_SCHEMA, WRITE_EXAMPLE_AGENT } from './agents.dto.js';
+import { AGENT_NAME_SCHEMA, IDEMPOTENCY_KEY_PATTERN, NAMESPACE_SCHEMA, WRITE_EXAMPLE_AGENT } from './requests.dto.js';
 import { errorExample, ErrorResponseDto } from '@app/doors';
 
 // The OpenAPI documentation the agent operations share (agents.operations.ts): error answers with examples, headers, path parameters.

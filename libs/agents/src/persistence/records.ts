@@ -1,6 +1,6 @@
 import type { AgentRevisionRow, AgentRow, OperationRow } from '@app/store';
-import { chartNameOf, type ChartIdentity } from './chart-identity.js';
-import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent, OperationKind } from './agents.types.js';
+import { chartNameOf, type ChartIdentity } from '../domain/chart-identity.js';
+import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent, OperationKind } from '../domain/agent-spec.js';
 
 /** An agent as the service works with it: the store's row with its JSON columns typed. */
 export interface AgentRecord {

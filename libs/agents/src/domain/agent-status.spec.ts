@@ -4,7 +4,7 @@ import type { Condition, LiveAgent } from '@app/kube';
 import type { HistoryEntry } from '@app/helm';
 import { foldStatus, type StatusFacts } from './agent-status.js';
 import { sameData } from './drift.js';
-import { lastDeployedRevision } from './agents.service.js';
+import { lastDeployedRevision } from '../application/agents.service.js';
 
 const values = { modelConfig: 'm', toolset: ['preset:read-only'] };
 const applied: LiveAgent = {

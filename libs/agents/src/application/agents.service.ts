@@ -3,10 +3,10 @@ import { append, AppError, listedProblems, type Caller } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
 import { toolsetWarnings } from '@app/toolset';
-import type { ValidateCommand } from './agents.commands.js';
-import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RevisionsQueryDto, RollbackAgentDto, UpdateAgentDto } from './agents.dto.js';
-import type { AgentWithLastOperation } from './agents.records.js';
-import { AgentsRepository } from './agents.repository.js';
+import type { ValidateCommand } from '../api/validate-command.js';
+import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RevisionsQueryDto, RollbackAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
+import type { AgentWithLastOperation } from '../persistence/records.js';
+import { AgentsRepository } from '../persistence/agents.repository.js';
 import type {
   AgentDto,
   AgentPageDto,
@@ -18,19 +18,19 @@ import type {
   StatusDto,
   UpdateResultDto,
   ValidateResultDto,
-} from './agents.responses.js';
-import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from './agents.types.js';
-import { agentView, problems, revisionView } from './agents.views.js';
-import { decodeCursor, encodeCursor } from './agents.paging.js';
-import { foldStatus, type RevisionFacts } from './agent-status.js';
-import { decodeOperationCursor, encodeOperationCursor, operationView, shownTo, type JournalReader } from './audit/audit.records.js';
+} from '../api/responses.dto.js';
+import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
+import { agentView, problems, revisionView } from '../api/views.js';
+import { decodeCursor, encodeCursor } from '../api/cursors.js';
+import { foldStatus, type RevisionFacts } from '../domain/agent-status.js';
+import { decodeOperationCursor, encodeOperationCursor, operationView, shownTo, type JournalReader } from '../persistence/journal.records.js';
 import { forCaller } from '@app/doors';
-import { ManifestReader } from './manifest-reader.js';
-import { WriteRunner } from './runner/write-runner.js';
-import { createAgent } from './use-cases/create-agent.js';
-import { deleteAgent } from './use-cases/delete-agent.js';
-import { rollbackAgent } from './use-cases/rollback-agent.js';
-import { updateAgent } from './use-cases/update-agent.js';
+import { ManifestReader } from '../cluster/manifest-reader.js';
+import { WriteRunner } from '../runner/write-runner.js';
+import { createAgent } from '../use-cases/create-agent.js';
+import { deleteAgent } from '../use-cases/delete-agent.js';
+import { rollbackAgent } from '../use-cases/rollback-agent.js';
+import { updateAgent } from '../use-cases/update-agent.js';
 
 /**
  * Every agent operation, once. The REST controller and the MCP tools are thin doors onto these

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { LiveAgent } from '@app/kube';
-import type { ChartValues, OperationKind } from './agents.types.js';
+import type { ChartValues, OperationKind } from './agent-spec.js';
 import { compareDrift } from './drift.js';
 
 /** What helm holds for the release now (`helm status`), or null when there is no release. */

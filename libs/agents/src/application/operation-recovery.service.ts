@@ -2,12 +2,12 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { AppConfig, AppError, OperationContexts } from '@app/common';
 import { HelmClient } from '@app/helm';
 import { Tracing } from '@app/telemetry';
-import { AgentsRepository } from './agents.repository.js';
-import type { OperationRecord } from './agents.records.js';
-import { decideRecovery } from './recovery-decision.js';
-import { AgentBusy, AgentLock } from './runner/agent-lock.js';
-import { IdempotencyGate } from './runner/idempotency-gate.js';
-import type { AgentHolding, AgentWriteStore } from './runner/ports.js';
+import { AgentsRepository } from '../persistence/agents.repository.js';
+import type { OperationRecord } from '../persistence/records.js';
+import { decideRecovery } from '../domain/recovery-decision.js';
+import { AgentBusy, AgentLock } from '../runner/agent-lock.js';
+import { IdempotencyGate } from '../runner/idempotency-gate.js';
+import type { AgentHolding, AgentWriteStore } from '../runner/ports.js';
 
 /**
  * What became of an interrupted write; `undecided` says why it stays pending and what to do,

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '@app/common';
-import { ValidateAgentDto } from './agents.dto.js';
+import { ValidateAgentDto } from './requests.dto.js';
 import { invalidInput, readInput } from '@app/doors';
 
 /** A validate request: its violations are the answer, so it is read without throwing unless it cannot be read at all. */

@@ -1,6 +1,6 @@
 import { ApiBody, ApiOperation, ApiQuery, ApiResponse } from '@app/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
-import { readValidateCommand } from './agents.commands.js';
+import { readValidateCommand } from './validate-command.js';
 import { withWriteHeaders } from '@app/doors';
 import {
   AgentRefDto,
@@ -13,7 +13,7 @@ import {
   RollbackAgentDto,
   UpdateAgentDto,
   ValidateAgentDto,
-} from './agents.dto.js';
+} from './requests.dto.js';
 import { parseInput } from '@app/doors';
 import {
   agentPath,
@@ -43,10 +43,10 @@ import {
   StatusDto,
   UpdateResultDto,
   ValidateResultDto,
-} from './agents.responses.js';
-import { AgentsService } from './agents.service.js';
+} from './responses.dto.js';
+import { AgentsService } from '../application/agents.service.js';
 import { defineOperation, type OperationSet } from '@app/doors';
-import { ServiceInfoService } from './service-info.service.js';
+import { ServiceInfoService } from '../application/service-info.service.js';
 
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const READ_CLUSTER: ToolHints = { ...READ_STORE, openWorldHint: true };

@@ -3,8 +3,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { namespaceMatcher, namespacePatternToSqlLike } from '@app/auth';
 import { Prisma, Store, type AgentRow, type StoreClient } from '@app/store';
-import type { CursorKey } from './agents.paging.js';
-import { chartColumns } from './chart-identity.js';
+import type { CursorKey } from '../api/cursors.js';
+import { chartColumns } from '../domain/chart-identity.js';
 import {
   OPERATION_COLUMN_PREFIX,
   OPERATION_SUMMARY_COLUMNS,
@@ -18,12 +18,12 @@ import {
   type OperationRecord,
   type RevisionKind,
   type RevisionRecord,
-} from './agents.records.js';
-import type { AgentOrigin, AgentSpec, ChartValues } from './agents.types.js';
-import type { AgentWriteStore, OperationStart } from './runner/ports.js';
-import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './audit/audit.records.js';
+} from './records.js';
+import type { AgentOrigin, AgentSpec, ChartValues } from '../domain/agent-spec.js';
+import type { AgentWriteStore, OperationStart } from '../runner/ports.js';
+import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './journal.records.js';
 
-export type { AgentWithLastOperation } from './agents.records.js';
+export type { AgentWithLastOperation } from './records.js';
 
 export interface AppliedChange {
   spec: AgentSpec;

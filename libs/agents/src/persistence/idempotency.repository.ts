@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, Store, type StoreClient } from '@app/store';
-import { isUniqueViolation } from './agent-lease.repository.js';
+import { isUniqueViolation } from './lease.repository.js';
 
 export interface StoredAnswer {
   status: number;

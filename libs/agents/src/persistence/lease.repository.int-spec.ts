@@ -1,8 +1,8 @@
 // npm test: also on PostgreSQL — the lease: conditional updates and expiry in SQL
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Store } from '@app/store';
-import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
-import { AgentLeaseRepository } from './agent-lease.repository.js';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
+import { AgentLeaseRepository } from './lease.repository.js';
 
 describe(AgentLeaseRepository.name, () => {
   let db: FreshDatabase;

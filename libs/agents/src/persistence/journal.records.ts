@@ -3,8 +3,8 @@ import { auditColumns, auditOf, type AuditEntry, type JournalReader } from '@app
 
 export { auditColumns, auditOf, type AuditEntry, type JournalReader };
 import type { OperationRow, Prisma } from '@app/store';
-import type { AuditedOperationDto } from '../agents.responses.js';
-import { isCursorText } from '../agents.paging.js';
+import type { AuditedOperationDto } from '../api/responses.dto.js';
+import { isCursorText } from '../api/cursors.js';
 
 /** The write operations and the journal's older `kind` of each (rows written before the audit columns). */
 const WRITE_KINDS: Record<string, string> = { create_agent: 'create', update_agent: 'update', delete_agent: 'delete', rollback_agent: 'rollback' };

@@ -3,14 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig, type Caller } from '@app/common';
 import type { KubeClient } from '@app/kube';
 import { Store } from '@app/store';
-import { FakeHelm } from '../../../test/support/fake-helm.js';
-import { freshDatabaseUrl, type FreshDatabase } from '../../../test/support/test-app.js';
-import { writeParts } from '../../../test/support/write-parts.js';
-import { CreateAgentDto, UpdateAgentDto } from './agents.dto.js';
+import { FakeHelm } from '../../../../test/support/fake-helm.js';
+import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
+import { writeParts } from '../../../../test/support/write-parts.js';
+import { CreateAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
 import { parseInput } from '@app/doors';
-import { AgentsRepository } from './agents.repository.js';
+import { AgentsRepository } from '../persistence/agents.repository.js';
 import { AgentsService } from './agents.service.js';
-import { ManifestReader } from './manifest-reader.js';
+import { ManifestReader } from '../cluster/manifest-reader.js';
 
 /**
  * get_agent_status while helm holds a revision pending, on the real store with a FAKE helm (named
