@@ -2,11 +2,11 @@
 // without Nest: one place to follow when a constructor changes.
 import type { AppConfig } from '@app/common';
 import { HelmReleases, type HelmClient } from '@app/helm';
-import type { KubeClient } from '@app/kube';
 import type { Store } from '@app/store';
 import { AgentLeaseRepository } from '../../libs/agents/src/persistence/lease.repository.js';
 import { AgentsRepository } from '../../libs/agents/src/persistence/agents.repository.js';
 import { IdempotencyRepository } from '../../libs/agents/src/persistence/idempotency.repository.js';
+import type { LiveAgents } from '../../libs/agents/src/runner/ports.js';
 import type { ManifestReader } from '../../libs/agents/src/cluster/manifest-reader.js';
 import { OperationRecovery } from '../../libs/agents/src/application/operation-recovery.service.js';
 import { Reconciler } from '../../libs/agents/src/reconcile/reconcile.service.js';
@@ -30,6 +30,6 @@ export function writeParts(config: AppConfig, store: Store, helm: HelmClient, op
   const recovery = new OperationRecovery(config, repository, lock, helm, keys);
   const runner = new WriteRunner(config, repository, helm, new ShutdownGate(), lock, keys, recovery);
   /** The reconciler over these parts, with the cluster reads the suite gives it. */
-  const reconciler = (kube: KubeClient, manifests: ManifestReader) => new Reconciler(config, repository, helm, new HelmReleases(helm), kube, recovery, runner, manifests);
+  const reconciler = (kube: LiveAgents, manifests: ManifestReader) => new Reconciler(config, repository, helm, new HelmReleases(helm), kube, recovery, runner, manifests);
   return { repository, leases, lock, keys, recovery, runner, reconciler };
 }

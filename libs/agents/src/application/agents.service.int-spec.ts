@@ -1,7 +1,7 @@
 // npm test: also on PostgreSQL — status of a release held pending: the revision to roll back to, read from the store
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig, type Caller } from '@app/common';
-import type { KubeClient } from '@app/kube';
+import type { LiveAgent } from '@app/kube';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
@@ -34,7 +34,7 @@ describe(`${AgentsService.name}: status of a release helm holds pending`, () => 
     const repository = new AgentsRepository(store);
     const { runner } = writeParts(config, store, helm, { repository });
     // The live Agent as the fake helm's manifests describe it (`kind: Agent`, nothing more): no drift.
-    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) } as unknown as KubeClient, runner, manifests);
+    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) as LiveAgent }, runner, manifests);
     const alice: Caller = { door: 'rest', actor: 'alice', requestId: 'request of alice' };
     await agents.create(alice, parseInput(CreateAgentDto, { ...ref, modelConfig: 'm', toolset: ['preset:read-only'] }));
     await agents.update(alice, ref, parseInput(UpdateAgentDto, { description: 'v2' }));

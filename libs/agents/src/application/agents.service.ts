@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { append, AppError, listedProblems, type Caller } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
+import type { LiveAgents } from '../runner/ports.js';
 import { toolsetWarnings } from '@app/toolset';
 import type { ValidateCommand } from '../api/validate-command.js';
 import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RevisionsQueryDto, RollbackAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
@@ -42,7 +43,7 @@ export class AgentsService {
   constructor(
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
-    private readonly kube: KubeClient,
+    @Inject(KubeClient) private readonly kube: LiveAgents,
     private readonly runner: WriteRunner,
     /** Finds the Agent in a rendered manifest off the main thread (large manifests take seconds). */
     private readonly manifests: ManifestReader,

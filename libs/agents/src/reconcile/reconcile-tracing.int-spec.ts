@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { loadConfig } from '@app/common';
-import type { KubeClient } from '@app/kube';
+import type { LiveAgent } from '@app/kube';
 import { Store } from '@app/store';
 import { Metrics, Tracing } from '@app/telemetry';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
@@ -46,7 +46,7 @@ describe(`Reconciler: traces of the automatic pass`, () => {
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', RECONCILE_AUTOMATIC: 'true' });
     const helm = new ListingHelm();
     const repository = new AgentsRepository(store);
-    const kube = { getAgent: async () => ({}) } as unknown as KubeClient;
+    const kube = { getAgent: async () => ({}) as LiveAgent };
     const parts = writeParts(config, store, helm, { repository });
     const recovery = parts.recovery;
     const reconciler = parts.reconciler(kube, manifests);

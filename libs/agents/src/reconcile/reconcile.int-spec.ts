@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig, type Caller } from '@app/common';
 import type { ListedRelease, ReleaseRef } from '@app/helm';
-import type { KubeClient } from '@app/kube';
+import type { LiveAgent } from '@app/kube';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
@@ -56,7 +56,7 @@ describe(Reconciler.name, () => {
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
     helm = new ListingHelm();
     repository = new AgentsRepository(store);
-    const kube = { getAgent: async () => ({}) } as unknown as KubeClient;
+    const kube = { getAgent: async () => ({}) as LiveAgent };
     reconciler = writeParts(config, store, helm, { repository }).reconciler(kube, manifests);
   });
 
@@ -110,7 +110,7 @@ describe(Reconciler.name, () => {
     }
     const leases = new CountingLeases(store);
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
-    const counted = writeParts(config, store, helm, { repository, leases }).reconciler({ getAgent: async () => ({}) } as unknown as KubeClient, manifests);
+    const counted = writeParts(config, store, helm, { repository, leases }).reconciler({ getAgent: async () => ({}) as LiveAgent }, manifests);
     expect((await leases.acquire('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b', 5_000)).acquired).toBe(true);
     leases.inserts = 0;
     setTimeout(() => void leases.release('ns/from-bp', recoveryOwner('replica-b'), 'sweep-b'), 800);

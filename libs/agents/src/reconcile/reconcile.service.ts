@@ -1,7 +1,8 @@
-import { Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
+import type { LiveAgents } from '../runner/ports.js';
 import { Metrics } from '@app/telemetry';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import { ManifestReader } from '../cluster/manifest-reader.js';
@@ -30,7 +31,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
     private readonly releases: HelmReleases,
-    private readonly kube: KubeClient,
+    @Inject(KubeClient) private readonly kube: LiveAgents,
     private readonly recovery: OperationRecovery,
     private readonly runner: WriteRunner,
     private readonly manifests: ManifestReader,

@@ -1,3 +1,4 @@
+import type { LiveAgent } from '@app/kube';
 import type { AgentOrigin, OperationIntent, OperationKind } from '../domain/agent-spec.js';
 import type { AgentRecord, AgentWithLastOperation, OperationRecord, RevisionRecord } from '../persistence/records.js';
 import type { AppliedChange } from '../persistence/agents.repository.js';
@@ -68,3 +69,11 @@ export interface AgentWriteStore {
 
 /** What the write side needs of the agent lock (AgentLock): holding an agent for one piece of work. */
 export type AgentHolding = Pick<AgentLock, 'hold'>;
+
+/**
+ * What the agents domain reads of the live cluster: the `Agent` object as kagent holds it (null
+ * when there is none). KubeClient implements it; suites that need no cluster give a fake.
+ */
+export interface LiveAgents {
+  getAgent(namespace: string, name: string): Promise<LiveAgent | null>;
+}
