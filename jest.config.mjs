@@ -85,6 +85,10 @@ if (passes.includes('postgresql')) projects.push(...passProjects('postgresql', '
 export default {
   testTimeout: 30_000,
   projects,
+  // `npm run test:coverage` (unit and e2e projects): V8's own counters, no instrumented copy of the code.
+  coverageProvider: 'v8',
+  collectCoverageFrom: ['<rootDir>/{apps,libs}/*/src/**/*.ts', '!**/*.{spec,int-spec,e2e-spec,cluster-spec}.ts', '!**/generated/**'],
+  coverageReporters: ['text-summary', 'json-summary'],
   // One line per pass and reports/jest-<pass>.json beside jest's own output (scripts/test-all.mjs).
   reporters: ['default', '<rootDir>/test/support/pass-reporter.mjs'],
 };
