@@ -34,7 +34,7 @@ const started = Date.now();
 console.log(`\n### npm test: ${passes.map((pass) => PASSES[pass].title).join('; ')} — one jest run, ${workers} workers`);
 const exit = await run(
   process.execPath,
-  ['--experimental-vm-modules', '--disable-warning=ExperimentalWarning', 'node_modules/jest/bin/jest.js', `--maxWorkers=${workers}`, '--forceExit', ...process.argv.slice(2)],
+  ['--experimental-vm-modules', '--disable-warning=ExperimentalWarning', 'node_modules/jest/bin/jest.js', `--maxWorkers=${workers}`, ...process.argv.slice(2)],
   { ...process.env, AGENT_MANAGER_TEST_PASSES: passes.join(',') },
 );
 const seconds = Math.round((Date.now() - started) / 1000);
