@@ -25,6 +25,13 @@ describe(HelmClient.name, () => {
     expect(await helm.version()).toBe(version);
   });
 
+  it('runs one `helm version` for calls that ask at once, and answers them all with it', async () => {
+    const fresh = new HelmClient({ bin: resolveHelmBinary(), kubeconfig: unreachableKubeconfig(dir), timeoutSeconds: 30 });
+    const [first, ...others] = await Promise.all([fresh.version(), fresh.version(), fresh.version()]);
+    for (const other of others) expect(other).toBe(first);
+    await fresh.close();
+  });
+
   it('renders the chart with the values given', async () => {
     const manifests = await helm.template(release, chart, values);
     const agent = parseAllDocuments(manifests).map((d) => d.toJSON()).find((o) => o?.kind === 'Agent');

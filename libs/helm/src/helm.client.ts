@@ -48,7 +48,7 @@ const VALUES_PREFIX = 'agent-manager-values-';
 
 /** The only place that runs a process: the real helm binary, always with an argument array. */
 export class HelmClient {
-  private detected?: HelmVersion;
+  private detected?: Promise<HelmVersion>;
   private readonly pool: HelmPool;
   /** Starts helm from a small helper process: a fork of the service would block its event loop. */
   private readonly spawner = new HelmSpawner();
@@ -74,16 +74,26 @@ export class HelmClient {
     return this.options.bin;
   }
 
-  /** Detects the helm version once; writes use it to pick flags that differ between 3 and 4. */
-  async version(): Promise<HelmVersion> {
-    if (this.detected) return this.detected;
+  /**
+   * Detects the helm version once; writes use it to pick flags that differ between 3 and 4. Calls
+   * that arrive while it is being detected share that one `helm version` (a start-up asks from
+   * several places at once); a failure is not kept, so the next call tries again.
+   */
+  version(): Promise<HelmVersion> {
+    this.detected ??= this.detect().catch((error: unknown) => {
+      this.detected = undefined;
+      throw error;
+    });
+    return this.detected;
+  }
+
+  private async detect(): Promise<HelmVersion> {
     const result = await this.run(['version', '--template', '{{.Version}}'], 30, 'write');
     if (result.exitCode !== 0) throw helmFailure('version', result.stderr);
     const version = result.stdout.trim();
     const major = Number(/^v?(\d+)\./.exec(version)?.[1]);
     if (!(major >= 3)) throw new AppError('backend_error', `cannot read the helm version from "${version}" (${this.bin})`);
-    this.detected = { version, major };
-    return this.detected;
+    return { version, major };
   }
 
   /** Renders the chart locally (no cluster): the manifests a write would apply. */
