@@ -1,8 +1,8 @@
 import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
 import { REQUEST_EXAMPLES } from '../api/requests.dto.js';
-import { parseInput } from '@app/doors';
-import { defineOperation, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
+import { error, EXAMPLES, invalid } from '../api/agents.openapi.js';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
 import { Reconciler } from './reconcile.service.js';
 
@@ -16,6 +16,9 @@ export const ADMIN_TOOLSET: ToolsetDeclaration = {
   default: false,
   always: false,
 };
+
+const AGENT = 'agents/incident-helper';
+const backend = error(502, "backend_error: helm or the cluster failed (listing or reading the releases); the message is helm's", EXAMPLES.backend);
 
 /**
  * The reconciler and adoption, each declared once for both doors: authorized by the policy first
@@ -41,6 +44,8 @@ export const RECONCILE_OPERATIONS: OperationSet = {
           }),
           ApiBody({ type: ReconcileRequestDto, examples: { dryRun: { summary: 'Dry run: what reconcile would do for every agent (does nothing)', value: REQUEST_EXAMPLES.reconcile } } }),
           ApiResponse({ status: 200, description: 'What was found per agent and what was (or would be) done', type: ReconcileResultDto }),
+          error(400, 'invalid_request: the input is wrong (a name needs its namespace); details name each field', errorExample('invalid_request', 'name needs a namespace: pass both, or neither to reconcile every agent', [{ path: 'namespace', message: 'required with name' }])),
+          backend,
         ],
       },
       tool: {
@@ -74,6 +79,15 @@ export const RECONCILE_OPERATIONS: OperationSet = {
           }),
           ApiBody({ type: AdoptAgentDto, examples: { dryRun: { summary: 'Dry run: the revisions adopting a release would take in (writes nothing)', value: REQUEST_EXAMPLES.adopt } } }),
           ApiResponse({ status: 200, description: 'The adopted agent and the revisions taken in', type: AdoptResultDto }),
+          invalid,
+          error(404, 'not_found: helm has no such release', errorExample('not_found', `helm has no release ${AGENT} to adopt: list the cluster's releases with helm list --all-namespaces`)),
+          error(
+            409,
+            'conflict: the agent is in the store already, the release is not deployed or declares no toolset, or a write holds the name',
+            errorExample('conflict', `agent ${AGENT} is already in the store: nothing to adopt (reconcile_agents compares it with its release)`),
+          ),
+          backend,
+          error(503, 'unavailable: this replica is shutting down; another replica answers', EXAMPLES.unavailable),
         ],
       },
       tool: {
