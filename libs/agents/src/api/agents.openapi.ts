@@ -5,7 +5,8 @@ import { errorExample, ErrorResponseDto } from '@app/doors';
 
 // The OpenAPI documentation the agent operations share (agents.operations.ts): error answers with examples, headers, path parameters.
 const NAME_MESSAGE = 'name must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit, at most 53 characters';
-const AGENT = 'agents/incident-helper';
+/** The agent the examples name. */
+export const AGENT = 'agents/incident-helper';
 export const EXAMPLES = {
   invalid: errorExample('invalid_request', NAME_MESSAGE, [{ path: 'name', message: NAME_MESSAGE }]),
   invalidQuery: errorExample('invalid_request', 'limit must be a whole number from 1 to 100', [{ path: 'limit', message: 'limit must be a whole number from 1 to 100' }]),

@@ -2,7 +2,7 @@ import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
 import { REQUEST_EXAMPLES } from '../api/requests.dto.js';
 import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
-import { error, EXAMPLES, invalid } from '../api/agents.openapi.js';
+import { AGENT, error, EXAMPLES, invalid } from '../api/agents.openapi.js';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
 import { Reconciler } from './reconcile.service.js';
 
@@ -17,7 +17,6 @@ export const ADMIN_TOOLSET: ToolsetDeclaration = {
   always: false,
 };
 
-const AGENT = 'agents/incident-helper';
 const backend = error(502, "backend_error: helm or the cluster failed (listing or reading the releases); the message is helm's", EXAMPLES.backend);
 
 /**

@@ -11,7 +11,7 @@ import { decideReconcile, type ReleaseSide } from '../domain/recovery-decision.j
 import { AgentBusy } from '../runner/agent-lock.js';
 import { WriteRunner } from '../runner/write-runner.js';
 import { adoptAgent, AGENT_CHART_NAME, type AdoptResult } from '../use-cases/adopt-agent.js';
-import { reconcileAgent, type Decided, type ReconcileItem } from '../use-cases/reconcile-agent.js';
+import { reconcileAgent, type Decided, type ReconcileItem, type ReconcileParts } from '../use-cases/reconcile-agent.js';
 
 export { AGENT_CHART_NAME, type AdoptResult, type ReconcileItem };
 
@@ -54,6 +54,12 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     await this.startup;
   }
 
+  /** What a reconcile action needs of the reconciler: its decision, and the recovery's closing of what it freed. */
+  private readonly parts: ReconcileParts = {
+    decide: (ref) => this.decide(ref),
+    supersede: (ops, by) => this.recovery.supersede(ops, by),
+  };
+
   /** Why the last automatic pass could not run, while it keeps failing for that reason. */
   private skipped?: string;
 
@@ -76,9 +82,10 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   private async pass(caller: Caller, namespace: string | undefined, name: string | undefined, dryRun: boolean): Promise<{ dryRun: boolean; items: ReconcileItem[] }> {
     const target = { namespace, name };
     const refs = target.namespace && target.name ? [{ namespace: target.namespace, name: target.name }] : await this.names(target.namespace);
+    const reconciler = Caller.acting(caller, this.actor);
     const items: ReconcileItem[] = [];
     for (const ref of refs) {
-      const item = await this.one(Caller.acting(caller, this.actor), ref, dryRun);
+      const item = await this.one(reconciler, ref, dryRun);
       this.metrics?.reconcilerAction(item.action, item.done ? 'done' : item.error === 'busy' ? 'skipped' : item.error ? 'failed' : dryRun ? 'planned' : 'not_needed');
       items.push(item);
     }
@@ -126,9 +133,8 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Decides and acts on one agent through the write runner, as the service's own work: a live write holding it is left alone. */
   private async one(reconciler: Caller, ref: ReleaseRef, dryRun: boolean): Promise<ReconcileItem> {
-    const parts = { decide: (target: ReleaseRef) => this.decide(target), supersede: (ops: Parameters<OperationRecovery['supersede']>[0], by: string) => this.recovery.supersede(ops, by) };
     try {
-      const item = await this.runner.run(reconciler, (tools) => reconcileAgent(tools, parts, ref, dryRun));
+      const item = await this.runner.run(reconciler, (tools) => reconcileAgent(tools, this.parts, ref, dryRun));
       if (item.done) this.logger.warn(`reconciled ${ref.namespace}/${ref.name}: ${item.detail}`);
       return item;
     } catch (error) {
