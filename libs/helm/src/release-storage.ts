@@ -12,6 +12,14 @@ export const RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
 /** The labels helm writes itself; every other label on a release Secret is one of the release's own. */
 export const HELM_SYSTEM_LABELS = ['name', 'owner', 'status', 'version', 'createdAt', 'modifiedAt'] as const;
 
+/**
+ * The custom label agent-manager writes on every release of an agent (`helm install|upgrade
+ * --labels`), which helm puts on the release's Secrets: what watches select agent releases by,
+ * instead of listing every release of every chart in the cluster.
+ */
+export const MANAGED_RELEASE_LABEL = 'agent-manager.giantswarm.io/managed';
+export const MANAGED_RELEASE_SELECTOR = `owner=helm,${MANAGED_RELEASE_LABEL}=true`;
+
 const GZIP_MAGIC = [0x1f, 0x8b, 0x08];
 
 /** The parts of helm's release JSON agent-manager reads. */
