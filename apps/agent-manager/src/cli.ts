@@ -19,13 +19,13 @@ const USAGE = `usage: agent-manager <command>
 Settings come from the environment as for the service (DATABASE_URL, KUBECONFIG, AGENT_CHART, ...).`;
 
 /**
- * The settings of a command: as the service's, except that a command never runs the reconciler's
- * automatic pass (RECONCILE_AUTOMATIC): that is the serving replicas' job, and it would hold a
- * stdio session or a store rebuild open while it reconciles the whole cluster.
+ * The settings of a command: as the service's, except that a command never runs the reconciler,
+ * the recovery sweep or the watches (backgroundWork): that is the serving replicas' job, and it
+ * would hold a stdio session or a store rebuild open while it reconciles the whole cluster.
  */
 function config(): AppConfig {
   try {
-    return Object.assign(loadConfig(), { RECONCILE_AUTOMATIC: false });
+    return Object.assign(loadConfig(), { RECONCILE_AUTOMATIC: false, backgroundWork: false });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`agent-manager: ${error.message}`);

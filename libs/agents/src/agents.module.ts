@@ -21,6 +21,7 @@ import { IdempotencyGate } from './runner/idempotency-gate.js';
 import { ShutdownGate } from './runner/shutdown-gate.js';
 import { WriteRunner } from './runner/write-runner.js';
 import { Reconciler } from './reconcile/reconcile.service.js';
+import { FleetReconciler } from './reconcile/fleet-reconciler.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
 import { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
 
@@ -49,7 +50,7 @@ class JournalMetrics implements OnModuleInit {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, Reconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
-  exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, AgentAccess, OperationDoors],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, Reconciler, FleetReconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
+  exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

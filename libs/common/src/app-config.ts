@@ -125,6 +125,12 @@ export class AppConfig {
   /** Settings read under an old name: one sentence each, logged as a warning at start. */
   deprecations: string[] = [];
 
+  /**
+   * Not a setting: false in a command (`agent-manager mcp`, `store rebuild`), which then runs no
+   * recovery sweep, no reconciler and no watches: that is the serving replicas' work.
+   */
+  backgroundWork = true;
+
   /** How long a replica's lock on one agent lasts without renewal; a dead replica's lock is taken over after it. */
   @Transform(({ value }) => numberSetting(value, 30))
   @IsInt()
@@ -150,6 +156,24 @@ export class AppConfig {
   @Transform(({ value }) => booleanSetting(value, true))
   @IsBoolean({ message: 'RECONCILE_AUTOMATIC must be true or false' })
   RECONCILE_AUTOMATIC: boolean;
+
+  /**
+   * How often the elected reconciler decides every agent again even when nothing it watches
+   * changed (a full resync); between resyncs it decides only agents whose release, live Agent or
+   * record changed.
+   */
+  @Transform(({ value }) => numberSetting(value, 600))
+  @IsInt({ message: 'RECONCILE_RESYNC_SECONDS must be a whole number of seconds, e.g. 600' })
+  @Min(1)
+  @Max(86_400)
+  RECONCILE_RESYNC_SECONDS: number;
+
+  /** At most this many reconcile decisions per second during a full resync, so its cost to the control plane stays bounded. */
+  @Transform(({ value }) => numberSetting(value, 200))
+  @IsInt({ message: 'RECONCILE_RATE must be a whole number of decisions per second, e.g. 200' })
+  @Min(1)
+  @Max(100_000)
+  RECONCILE_RATE: number;
 
   /** How long a write's Idempotency-Key (requestId on MCP) answers retries with the first answer. */
   @Transform(({ value }) => numberSetting(value, 86_400))

@@ -14,6 +14,7 @@ type Watchers = {
   pool?: () => PoolNumbers;
   sessions?: () => number;
   journal?: () => Promise<Record<string, number>>;
+  leading?: () => boolean;
 };
 
 const PREFIX = 'agent_manager_';
@@ -116,6 +117,15 @@ export class Metrics {
     this.record((m) => m.reconcilerActions.inc({ action, result }));
   }
 
+  /** A new finding on an agent the reconciler can only report (not repeated while it stays the same). */
+  reconcilerFinding(finding: string): void {
+    this.record((m) => m.reconcilerFindings.inc({ finding }));
+  }
+
+  reconcilerResync(): void {
+    this.record((m) => m.reconcilerResyncs.inc());
+  }
+
   /** The tools blueprints serve now (set whenever the blueprint toolset changes). */
   setBlueprintToolsServed(count: number): void {
     this.blueprintTools = count;
@@ -123,6 +133,10 @@ export class Metrics {
 
   watchHelmPool(stats: () => PoolNumbers): void {
     this.watchers.pool = stats;
+  }
+
+  watchReconciler(leading: () => boolean): void {
+    this.watchers.leading = leading;
   }
 
   watchMcpSessions(count: () => number): void {
@@ -168,6 +182,9 @@ function instruments(prom: Prom, registry: PromClient.Registry, watchers: Watche
   gauge('mcp_sessions_open', 'MCP sessions holding a GET stream on this replica (sessions themselves live in the store)', function () {
     if (watchers.sessions) this.set(watchers.sessions());
   });
+  gauge('reconciler_leader', 'whether this replica is the elected reconciler (1) or only watches (0)', function () {
+    if (watchers.leading) this.set(watchers.leading() ? 1 : 0);
+  });
   gauge('blueprint_tools_served', 'tools served from blueprints', function () {
     this.set(blueprintTools());
   });
@@ -196,5 +213,7 @@ function instruments(prom: Prom, registry: PromClient.Registry, watchers: Watche
     leaseWait: histogram('lease_wait_seconds', "time a write waited for its agent's lock", ['outcome']),
     replays: counter('idempotency_replays_total', 'writes answered from their idempotency key (a retry got the first answer)', ['operation']),
     reconcilerActions: counter('reconciler_actions_total', "the reconciler's decisions per agent and what became of them", ['action', 'result']),
+    reconcilerFindings: counter('reconciler_findings_total', 'what the reconciler found wrong with an agent and could only report (drift, missing, failed, unmanaged, …), once per new finding', ['finding']),
+    reconcilerResyncs: counter('reconciler_resyncs_total', "the elected reconciler's full resyncs (every agent decided again)", []),
   };
 }

@@ -27,7 +27,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
   private resolving?: Promise<void>;
-  private readonly followUps: (() => Promise<void>)[] = [];
+  private closed = false;
 
   constructor(
     private readonly config: AppConfig,
@@ -37,28 +37,28 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     private readonly keys: IdempotencyGate,
   ) {}
 
-  /** The first sweep runs after start, off the way to a healthy /healthz: a write settles its own agent's pending operations anyway. */
+  /**
+   * The first sweep runs after start, off the way to a healthy /healthz: a write settles its own
+   * agent's pending operations anyway. A command (stdio MCP, store rebuild) runs none.
+   */
   onApplicationBootstrap(): void {
+    if (!this.config.backgroundWork) return;
     void this.sweep();
     this.timer = setInterval(() => void this.sweep(), this.config.LEASE_TTL_SECONDS * 1000);
     this.timer.unref();
   }
 
+  /** Waits for the operation being resolved, not for the rest of the sweep: it stops between operations. */
   async onModuleDestroy(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     await this.sweeping;
   }
 
-  /** Work that runs after every sweep once pending operations are resolved (the reconciler's pass). */
-  afterSweep(work: () => Promise<void>): void {
-    this.followUps.push(work);
-  }
-
-  /** Resolves every pending operation whose replica is gone (no live lease holds it), then runs the follow-ups. */
+  /** Resolves every pending operation whose replica is gone (no live lease holds it). */
   sweep(): Promise<void> {
     // Never rejects: it runs from a timer, where a rejection nobody handles would end the process.
     this.sweeping ??= this.resolvePending()
-      .then(() => this.followUp())
       .catch((error: unknown) => this.logger.warn(`the recovery sweep failed, the next one tries again: ${(error as Error).message}`))
       .finally(() => (this.sweeping = undefined));
     return this.sweeping;
@@ -68,10 +68,6 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
   resolvePending(): Promise<void> {
     this.resolving ??= this.sweepOnce().finally(() => (this.resolving = undefined));
     return this.resolving;
-  }
-
-  private async followUp(): Promise<void> {
-    for (const work of this.followUps) await work().catch((error: unknown) => this.logger.warn(`after the sweep: ${(error as Error).message}`));
   }
 
   /** Finished journal entries past JOURNAL_RETENTION_DAYS go, a bounded number per sweep; a failure waits for the next sweep. */
@@ -94,6 +90,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       return;
     }
     for (const seen of pending) {
+      if (this.closed) return; // the next sweep, here or on another replica, takes the rest
       // One operation the store fails on (a read, or closing it failed) stays pending for the next sweep; the others go on.
       await this.sweepOne(seen).catch((error: unknown) => {
         this.logger.warn(`operation ${seen.id} (${seen.kind} ${seen.namespace}/${seen.name}) stays pending, the next sweep tries again: ${(error as Error).message}`);

@@ -39,6 +39,14 @@ export interface AppliedChange {
   origin?: AgentOrigin;
 }
 
+/** An active agent as the reconciler compares it with its release. */
+export interface StoreSideRow {
+  namespace: string;
+  name: string;
+  helmRevision: number | null;
+  values: ChartValues;
+}
+
 export interface AgentListFilter {
   namespace?: string;
   /** Both states when absent. */
@@ -301,6 +309,18 @@ export class AgentsRepository implements AgentWriteStore {
   /** The names of every active agent, for a reconcile pass over all of them. */
   async activeNames(): Promise<{ namespace: string; name: string }[]> {
     return this.db.agent.findMany({ where: { state: 'active' }, select: { namespace: true, name: true }, orderBy: [{ namespace: 'asc' }, { name: 'asc' }] });
+  }
+
+  /**
+   * What the reconciler compares of every active agent, a page at a time in (namespace, name)
+   * order after `after`: the helm revision and values the store holds (no spec, no operation).
+   */
+  async reconcilePage(after: { namespace: string; name: string } | null, limit: number): Promise<StoreSideRow[]> {
+    const where = after
+      ? { state: 'active', OR: [{ namespace: { gt: after.namespace } }, { namespace: after.namespace, name: { gt: after.name } }] }
+      : { state: 'active' };
+    const rows = await this.db.agent.findMany({ where, select: { namespace: true, name: true, helmRevision: true, values: true }, orderBy: [{ namespace: 'asc' }, { name: 'asc' }], take: limit });
+    return rows.map((row) => ({ namespace: row.namespace, name: row.name, helmRevision: row.helmRevision, values: row.values as unknown as ChartValues }));
   }
 
   /** Operations in the journal by state (for the journal_operations gauge). */

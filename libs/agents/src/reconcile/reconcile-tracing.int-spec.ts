@@ -15,17 +15,11 @@ import { ManifestReader } from '../cluster/manifest-reader.js';
 
 Logger.overrideLogger(false);
 
-/** A FAKE helm (named as such) that lists its releases as `helm list` would, for the automatic pass. */
-class ListingHelm extends FakeHelm {
-  override async listAll() {
-    return [...this.releases.values()].map((r) => ({ name: r.name, namespace: r.namespace, revision: String(r.revision), status: r.status, chart: 'agent-0.1.0', updated: '', app_version: '' }));
-  }
-}
-
 /**
- * Issue 24 item 8 for the reconciler: an automatic pass (run by the recovery sweep, which no caller
- * asked for) is traced only where it acts, each action a trace of its own with the store's spans
- * beneath it; the sweep's reads and an agent with nothing to do start none. The OpenTelemetry SDK
+ * Issue 24 item 8 for the reconciler: the automatic reconciler's checks (which no caller asked for:
+ * FleetReconciler hands an agent its watches saw something to do about to reconcileOne) are traced
+ * only where they act, each action a trace of its own with the store's spans beneath it; a check
+ * that finds nothing to do starts none. The OpenTelemetry SDK
  * exports to a local OTLP receiver; shutting it down flushes the spans.
  */
 describe(`Reconciler: traces of the automatic pass`, () => {
@@ -44,11 +38,10 @@ describe(`Reconciler: traces of the automatic pass`, () => {
     db = await freshDatabaseUrl();
     store = await Store.open(db.url, new Metrics()); // with metrics, its queries are spans too
     const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', RECONCILE_AUTOMATIC: 'true' });
-    const helm = new ListingHelm();
+    const helm = new FakeHelm();
     const repository = new AgentsRepository(store);
     const kube = { getAgent: async () => ({}) as LiveAgent };
     const parts = writeParts(config, store, helm, { repository });
-    const recovery = parts.recovery;
     const reconciler = parts.reconciler(kube, manifests);
 
     // One create helm deployed that the store recorded failed: the pass records it (it acts).
@@ -58,9 +51,8 @@ describe(`Reconciler: traces of the automatic pass`, () => {
     await repository.failOperation(id, 'backend_error', 'helm timed out');
     await helm.install({ namespace: 'ns', name: 'landed' }, { ref: 'charts/agent' }, values);
 
-    reconciler.onApplicationBootstrap();
-    await recovery.sweep(); // the first pass acts on ns/landed
-    await recovery.sweep(); // the second finds nothing to do
+    expect(await reconciler.reconcileOne({ namespace: 'ns', name: 'landed' })).toMatchObject({ action: 'record-create', done: true });
+    expect(await reconciler.reconcileOne({ namespace: 'ns', name: 'landed' })).toMatchObject({ done: false });
     await reconciler.onModuleDestroy();
     await Tracing.shutdown();
     spans = receiver.spans;
@@ -75,7 +67,7 @@ describe(`Reconciler: traces of the automatic pass`, () => {
     await db?.drop();
   });
 
-  it('sends one trace, for the action it took, with the store writes beneath it; the sweeps themselves send none', () => {
+  it('sends one trace, for the action it took, with the store writes beneath it; the check that found nothing sends none', () => {
     const roots = spans.filter((s) => s.parentSpanId === '');
     expect(roots).toEqual([expect.objectContaining({ name: 'reconcile record-create', attributes: expect.objectContaining({ 'agent_manager.reconcile.action': 'record-create', 'agent_manager.agent': 'ns/landed' }) })]);
     expect(spans.every((s) => s.traceId === roots[0].traceId)).toBe(true);

@@ -11,14 +11,16 @@ import { decideReconcile, type ReleaseSide } from '../domain/recovery-decision.j
 import { AgentBusy } from '../runner/agent-lock.js';
 import { WriteRunner } from '../runner/write-runner.js';
 import { adoptAgent, AGENT_CHART_NAME, type AdoptResult } from '../use-cases/adopt-agent.js';
+import { WATCHED_FLEET, type WatchedFleet } from './watched-fleet.js';
 import { reconcileAgent, type Decided, type ReconcileItem, type ReconcileParts } from '../use-cases/reconcile-agent.js';
 
 export { AGENT_CHART_NAME, type AdoptResult, type ReconcileItem };
 
 /**
  * Brings store, helm release and live Agent back into agreement (recovery-decision.ts's
- * decideReconcile), on every recovery sweep and on demand; and adopts releases of the agent
- * chart the store does not know. Every action is journaled as `reconciler@<replica>`.
+ * decideReconcile), on demand and for the automatic reconciler (fleet-reconciler.ts) when its
+ * watches see something to do; and adopts releases of the agent chart the store does not know.
+ * Every action is journaled as `reconciler@<replica>`.
  */
 @Injectable()
 export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
@@ -36,6 +38,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly runner: WriteRunner,
     private readonly manifests: ManifestReader,
     @Optional() private readonly metrics?: Metrics,
+    @Optional() @Inject(WATCHED_FLEET) private readonly fleet?: WatchedFleet,
   ) {}
 
   get actor(): string {
@@ -43,7 +46,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.RECONCILE_AUTOMATIC) this.recovery.afterSweep(() => this.sweepPass());
+    if (!this.config.backgroundWork) return;
     setImmediate(() => {
       if (!this.closed) this.startup = this.warnAboutLostStore();
     });
@@ -59,9 +62,6 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     decide: (ref) => this.decide(ref),
     supersede: (ops, by) => this.recovery.supersede(ops, by),
   };
-
-  /** Why the last automatic pass could not run, while it keeps failing for that reason. */
-  private skipped?: string;
 
   /**
    * One agent, or every agent the store knows and every release of the agent chart; dryRun lists what it would do.
@@ -85,11 +85,15 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const reconciler = Caller.acting(caller, this.actor);
     const items: ReconcileItem[] = [];
     for (const ref of refs) {
-      const item = await this.one(reconciler, ref, dryRun);
-      this.metrics?.reconcilerAction(item.action, item.done ? 'done' : item.error === 'busy' ? 'skipped' : item.error ? 'failed' : dryRun ? 'planned' : 'not_needed');
-      items.push(item);
+      if (this.closed) throw new AppError('unavailable', `the service is stopping: ${items.length} of ${refs.length} agent(s) were reconciled; retry on a running replica`);
+      items.push(await this.one(reconciler, ref, dryRun));
     }
     return { dryRun, items };
+  }
+
+  /** One agent decided from direct reads and acted on, for the automatic reconciler (fleet-reconciler.ts), which saw something to do. */
+  reconcileOne(ref: ReleaseRef): Promise<ReconcileItem> {
+    return OperationContexts.asService(() => this.one(Caller.acting(Caller.internal(), this.actor), ref, false));
   }
 
   /** Takes a release of the agent chart the store does not know into the store, its helm history as revisions (read as the service itself). */
@@ -124,15 +128,23 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     return { adopted, skipped };
   }
 
+  /** Every agent the store knows and every release of the agent chart: from the watches when they are synced, else from `helm list`. */
   private async names(namespace?: string): Promise<ReleaseRef[]> {
     const known = new Map<string, ReleaseRef>();
     for (const ref of await this.repository.activeNames()) known.set(`${ref.namespace}/${ref.name}`, ref);
-    for (const r of await this.releases.ofChart(AGENT_CHART_NAME)) known.set(`${r.namespace}/${r.name}`, { namespace: r.namespace, name: r.name });
+    const released = this.fleet?.synced ? this.fleet.keys() : await this.releases.ofChart(AGENT_CHART_NAME);
+    for (const r of released) known.set(`${r.namespace}/${r.name}`, { namespace: r.namespace, name: r.name });
     return [...known.values()].filter((ref) => namespace === undefined || ref.namespace === namespace).sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
   }
 
   /** Decides and acts on one agent through the write runner, as the service's own work: a live write holding it is left alone. */
   private async one(reconciler: Caller, ref: ReleaseRef, dryRun: boolean): Promise<ReconcileItem> {
+    const item = await this.oneUncounted(reconciler, ref, dryRun);
+    this.metrics?.reconcilerAction(item.action, item.done ? 'done' : item.error === 'busy' ? 'skipped' : item.error ? 'failed' : dryRun ? 'planned' : 'not_needed');
+    return item;
+  }
+
+  private async oneUncounted(reconciler: Caller, ref: ReleaseRef, dryRun: boolean): Promise<ReconcileItem> {
     try {
       const item = await this.runner.run(reconciler, (tools) => reconcileAgent(tools, this.parts, ref, dryRun));
       if (item.done) this.logger.warn(`reconciled ${ref.namespace}/${ref.name}: ${item.detail}`);
@@ -155,20 +167,6 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     const live = await this.kube.getAgent(ref.namespace, ref.name);
     const action = decideReconcile({ agent: agent && { helmRevision: agent.helmRevision, values: agent.values }, createIntent: intent?.values ?? null }, release, live);
     return { action, agent, intent };
-  }
-
-  /** Run by the recovery sweep: a full pass, quiet when there is no cluster to compare with. */
-  private async sweepPass(): Promise<void> {
-    try {
-      await OperationContexts.asService(() => this.pass(Caller.internal(), undefined, undefined, false));
-      this.skipped = undefined;
-    } catch (error) {
-      // A warning when the reason is new (RBAC refusing helm list, an unreachable cluster), not at every sweep.
-      const why = (error as Error).message;
-      if (why === this.skipped) this.logger.debug(`reconcile pass skipped: ${why}`);
-      else this.logger.warn(`automatic reconcile passes are skipped until this is fixed (said once; debug repeats it): ${why}`);
-      this.skipped = why;
-    }
   }
 
   /** At start: an empty store facing releases of the agent chart was probably lost; say so and how to adopt. */

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { AgentLeaseRepository } from '../persistence/lease.repository.js';
+
+/** The store lease that makes one replica the reconciler; agent leases are keyed `namespace/name`, so it never meets one. */
+export const RECONCILER_LEASE = 'reconciler';
+
+/**
+ * One reconciler per cluster: replicas contend for one store lease (taken, renewed and taken over
+ * after expiry as an agent's lease is); the holder acts, the others keep their watches for status
+ * reads and try again every third of the TTL. A replica that stops gives the lease up, so the next
+ * one takes over within a third of the TTL instead of after it.
+ */
+export class ReconcilerElection {
+  private readonly logger = new Logger('Reconciler');
+  private readonly term = randomUUID();
+  private timer?: NodeJS.Timeout;
+  private stopRenewing?: () => void;
+  private trying?: Promise<void>;
+  private stopped = false;
+  leading = false;
+
+  constructor(
+    private readonly leases: AgentLeaseRepository,
+    private readonly owner: string,
+    private readonly ttlMs: number,
+    /** Hears of every change of this replica's role. */
+    private readonly changed: (leading: boolean) => void,
+  ) {}
+
+  start(): void {
+    void this.tryToLead();
+    this.timer = setInterval(() => void this.tryToLead(), Math.max(250, Math.floor(this.ttlMs / 3)));
+    this.timer.unref();
+  }
+
+  /** Stops contending and gives the lease up when held. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.trying;
+    this.stopRenewing?.();
+    if (this.leading) {
+      this.leading = false;
+      await this.leases.release(RECONCILER_LEASE, this.owner, this.term).catch(() => undefined);
+    }
+  }
+
+  private tryToLead(): Promise<void> {
+    if (this.leading || this.stopped) return Promise.resolve();
+    this.trying ??= this.leases
+      .acquire(RECONCILER_LEASE, this.owner, this.term, this.ttlMs)
+      .then((result) => {
+        if (!result.acquired || this.stopped) return;
+        this.leading = true;
+        this.logger.log(`this replica is the reconciler (${this.owner})${result.takenOverFrom ? `, taken over from ${result.takenOverFrom.owner}, whose lease expired` : ''}`);
+        this.stopRenewing = this.leases.keepAlive(RECONCILER_LEASE, this.owner, this.term, this.ttlMs, (message, lost) => {
+          if (!lost) return this.logger.warn(`${message}; the reconciler goes on while its lease lasts`);
+          this.stopRenewing?.();
+          this.leading = false;
+          this.logger.warn(`this replica is no longer the reconciler: ${message}`);
+          this.changed(false);
+        });
+        this.changed(true);
+      })
+      .catch((error: unknown) => this.logger.debug(`contending for the reconciler lease failed, tried again shortly: ${(error as Error).message}`))
+      .finally(() => (this.trying = undefined));
+    return this.trying;
+  }
+}
