@@ -34,7 +34,7 @@ describe(`${AgentsService.name}: status of a release helm holds pending`, () => 
     const repository = new AgentsRepository(store);
     const { runner } = writeParts(config, store, helm, { repository });
     // The live Agent as the fake helm's manifests describe it (`kind: Agent`, nothing more): no drift.
-    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) as LiveAgent }, runner, manifests);
+    agents = new AgentsService(repository, helm, { getAgent: async () => ({ metadata: {} }) as LiveAgent }, runner, manifests, config);
     const alice: Caller = { door: 'rest', actor: 'alice', requestId: 'request of alice' };
     await agents.create(alice, parseInput(CreateAgentDto, { ...ref, modelConfig: 'm', toolset: ['preset:read-only'] }));
     await agents.update(alice, ref, parseInput(UpdateAgentDto, { description: 'v2' }));

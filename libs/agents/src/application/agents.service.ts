@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { append, AppError, listedProblems, type Caller } from '@app/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { append, AppConfig, AppError, listedProblems, type Caller } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
-import { KubeClient } from '@app/kube';
+import { KubeClient, type LiveAgent } from '@app/kube';
 import type { LiveAgents } from '../runner/ports.js';
 import { toolsetWarnings } from '@app/toolset';
 import type { ValidateCommand } from '../api/validate-command.js';
@@ -32,6 +32,7 @@ import { createAgent } from '../use-cases/create-agent.js';
 import { deleteAgent } from '../use-cases/delete-agent.js';
 import { rollbackAgent } from '../use-cases/rollback-agent.js';
 import { updateAgent } from '../use-cases/update-agent.js';
+import { WATCHED_FLEET, type WatchedFleet } from '../reconcile/watched-fleet.js';
 
 /**
  * Every agent operation, once. The REST controller and the MCP tools are thin doors onto these
@@ -47,6 +48,9 @@ export class AgentsService {
     private readonly runner: WriteRunner,
     /** Finds the Agent in a rendered manifest off the main thread (large manifests take seconds). */
     private readonly manifests: ManifestReader,
+    private readonly config: AppConfig,
+    /** The watched releases and Agents status answers from when they are synced (reconcile/watched-fleet.ts). */
+    @Optional() @Inject(WATCHED_FLEET) private readonly fleet?: WatchedFleet,
   ) {}
 
   /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
@@ -177,9 +181,10 @@ export class AgentsService {
     const agent = await this.require(namespace, name);
     const release = { namespace, name };
     try {
-      const info = await this.helm.status(release);
+      const watched = this.watched(agent);
+      const info = watched ? watched.info : await this.helm.status(release);
       const [liveAgent, appliedAgent, deployed] = await Promise.all([
-        this.kube.getAgent(namespace, name),
+        watched ? watched.live : this.kube.getAgent(namespace, name),
         this.manifests.agentIn(info?.manifest ?? ''),
         info ? this.lastDeployed(release, info, agent.id) : null,
       ]);
@@ -201,6 +206,21 @@ export class AgentsService {
       const shown = (forCaller(error, caller.admin) as AppError).message;
       return { namespace, name, verdict: 'unknown', message: `The cluster could not be read: ${shown}`, releaseStatus: null, releaseRevision: null, conditions: [], drift: [] };
     }
+  }
+
+  /**
+   * The release and live Agent as the watches hold them, when they can answer for the caller: synced,
+   * the release deployed at (or past) the revision the store recorded, and the reads not meant to
+   * impersonate the caller (KUBE_IMPERSONATE: the cluster's RBAC decides, so it is asked). Otherwise
+   * undefined, and status reads helm and the cluster directly.
+   */
+  private watched(agent: AgentWithLastOperation): { info: ReleaseInfo; live: LiveAgent | null } | undefined {
+    if (!this.fleet?.synced || this.config.KUBE_IMPERSONATE) return undefined;
+    const ref = { namespace: agent.namespace, name: agent.name };
+    const release = this.fleet.release(ref);
+    if (!release || release.status !== 'deployed' || (agent.helmRevision !== null && release.revision < agent.helmRevision)) return undefined;
+    const { namespace, name, revision, status, chart, values, manifest } = release;
+    return { info: { namespace, name, revision, status, chart, values, manifest, description: '' }, live: this.fleet.agent(ref) };
   }
 
   /** For a release whose current revision is pending-* or failed: the last deployed revision's values and Agent. */
