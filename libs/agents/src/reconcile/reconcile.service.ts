@@ -173,7 +173,10 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   private async warnAboutLostStore(): Promise<void> {
     try {
       if ((await this.repository.countAgents()) > 0) return;
-      const found = await this.releases.ofChart(AGENT_CHART_NAME);
+      // The watched releases when there are watches (no listing of every release in the cluster), else helm's list.
+      const watched = this.fleet && (await this.fleet.whenSynced(60_000)) ? this.fleet.keys().filter((ref) => this.fleet!.release(ref)) : undefined;
+      if (this.closed) return;
+      const found = watched ?? (await this.releases.ofChart(AGENT_CHART_NAME));
       if (found.length === 0) return;
       const names = found.slice(0, 5).map((r) => `${r.namespace}/${r.name}`).join(', ');
       this.logger.warn(

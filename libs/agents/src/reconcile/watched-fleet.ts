@@ -25,6 +25,8 @@ export interface WatchedFleet {
   start(): void;
   stop(): Promise<void>;
   readonly synced: boolean;
+  /** Resolves true once synced, false when `timeoutMs` passed first. */
+  whenSynced(timeoutMs: number): Promise<boolean>;
   release(ref: ReleaseRef): WatchedRelease | null;
   agent(ref: ReleaseRef): LiveAgent | null;
   keys(): ReleaseRef[];
