@@ -169,6 +169,7 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
     const started = Date.now();
     const cpu = process.cpuUsage();
     const unseen = new Map(this.view.keys().map((ref) => [keyOf(ref), ref]));
+    this.logger.log(`full resync started: every agent decided again, at most ${this.config.RECONCILE_RATE} a second`);
     let decided = 0;
     let acted = 0;
     const pace = async () => {
