@@ -63,6 +63,7 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
   /** The Agent each release's current revision applied, parsed once per revision. */
   private readonly applied = new Map<string, { revision: number; agent: LiveAgent | null }>();
   private nextResync = 0;
+  private nextSlot = 0;
 
   constructor(
     private readonly config: AppConfig,
@@ -101,8 +102,9 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
     await this.view.stop();
   }
 
+  /** A change the watches saw; before they first synced, the resync that follows covers everything. */
   private changed(change: { namespace: string; name: string }): void {
-    if (!this.leading) return;
+    if (!this.leading || !this.view.synced) return;
     this.dirty.set(keyOf(change), { namespace: change.namespace, name: change.name });
     this.wake?.();
   }
@@ -153,9 +155,18 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
     });
   }
 
+  /** Waits for the next of RECONCILE_RATE decision slots a second (changes and resyncs share them). */
+  private async slot(): Promise<void> {
+    const now = Date.now();
+    const at = Math.max(now, this.nextSlot);
+    this.nextSlot = at + 1000 / this.config.RECONCILE_RATE;
+    if (at > now) await sleep(at - now);
+  }
+
   private async decideChanged(): Promise<void> {
     const [key, ref] = this.dirty.entries().next().value!;
     this.dirty.delete(key);
+    await this.slot();
     const found = await this.repository.findActive(ref.namespace, ref.name);
     await this.decide(ref, found && { namespace: found.namespace, name: found.name, helmRevision: found.helmRevision, values: found.values });
   }
@@ -174,8 +185,7 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
     let acted = 0;
     const pace = async () => {
       while (this.running && this.dirty.size > 0) await this.decideChanged();
-      const due = started + (decided * 1000) / this.config.RECONCILE_RATE;
-      if (due > Date.now()) await sleep(due - Date.now());
+      await this.slot();
     };
     let after: StoreSideRow | null = null;
     pages: for (;;) {
