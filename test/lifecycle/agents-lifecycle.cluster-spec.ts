@@ -30,8 +30,8 @@ describe('agent lifecycle against a real API server', () => {
   beforeAll(async () => {
     // One case stops its API server: one of its own, not the run's shared one.
     cluster = await TestCluster.ownControlPlane();
-    // The automatic reconcile pass is not under test here, and it reads every agent with `helm status`
-    // on each sweep: off, as in the other cluster suites that do not test it.
+    // The automatic reconciler is not under test here (test/lifecycle/reconciler.cluster-spec.ts is its
+    // suite), and a finding of its own would race the assertions: off, as in the other cluster suites.
     t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' });
     helm = new HelmClient({ bin: process.env.HELM_BIN ?? resolveHelmBinary(), kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
     ns = await cluster.freshNamespace('life');

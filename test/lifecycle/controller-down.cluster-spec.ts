@@ -21,8 +21,8 @@ describe('writes while kagent does not reconcile', () => {
 
   beforeAll(async () => {
     cluster = TestCluster.fromEnv();
-    // The automatic reconcile pass is not under test here, and it reads every agent with `helm status`
-    // on each sweep: off, as in the other cluster suites that do not test it.
+    // The automatic reconciler is not under test here (test/lifecycle/reconciler.cluster-spec.ts is its
+    // suite), and a finding of its own would race the assertions: off, as in the other cluster suites.
     t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '20', RECONCILE_AUTOMATIC: 'false' });
     helm = new HelmClient({ bin: process.env.HELM_BIN ?? resolveHelmBinary(), kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
     ns = await cluster.freshNamespace('nokagent');
