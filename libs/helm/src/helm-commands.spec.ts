@@ -1,3 +1,4 @@
+import { describe, expect, it } from '@jest/globals';
 import { installArgs, upgradeInstallArgs, type WriteCommand } from './helm-commands.js';
 import { MANAGED_RELEASE_LABEL } from './release-storage.js';
 

@@ -1,3 +1,4 @@
+import { describe, expect, it } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { decodeReleaseData, encodeReleaseData, releaseInfoOf, releaseSecretName, type StoredRelease } from './release-storage.js';
 
