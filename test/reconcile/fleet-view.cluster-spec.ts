@@ -91,6 +91,14 @@ describe(FleetView.name, () => {
     expect(release).toMatchObject({ values: { modelConfig: 'first-model', toolset: ['preset:read-only'] }, lastDeployed: 3 });
   });
 
+  it('falls back to the revision before when the newest revision\'s Secret is deleted by hand', async () => {
+    await cluster.core.deleteNamespacedSecret({ namespace: ns, name: 'sh.helm.release.v1.watched.v3' });
+    const release = await until('the revision before', () => view.release(ref()), (r) => r?.revision === 2);
+    // Revision 2's own values, read from its Secret, not the deleted revision's.
+    expect(release).toMatchObject({ values: { modelConfig: 'second-model' }, lastDeployed: 2 });
+    expect(await view.whenSynced(60_000)).toBe(true);
+  });
+
   it('tells of a hand edit of the live Agent, and holds the edited Agent', async () => {
     changes.length = 0;
     await cluster.editAgent(ns, 'watched', (agent) => (agent.spec.declarative.modelConfig = 'edited-by-hand'));
@@ -117,6 +125,17 @@ describe(FleetView.name, () => {
     } finally {
       await Promise.all([fresh.stop(), everywhere.stop()]);
     }
+  });
+
+  it('labels by itself a revision a rollback to a release written before the label left unlabelled', async () => {
+    const old = { namespace: ns, name: 'older' };
+    await helmByHand(cluster, 'install', 'older', CHART.ref, '--namespace', ns, '--set', 'modelConfig=unlabelled-first');
+    await helm.upgradeInstall(old, CHART, { modelConfig: 'labelled-second' });
+    await until('the labelled upgrade', () => view.release(old), (r) => r?.revision === 2 && r.status === 'deployed');
+    // helm rollback copies the labels of revision 1, which has none: revision 3 is written unlabelled.
+    await helm.rollback(old, 1);
+    const release = await until('the rollback', () => view.release(old), (r) => r?.revision === 3);
+    expect(release).toMatchObject({ status: 'deployed', values: { modelConfig: 'unlabelled-first' }, lastDeployed: 3 });
   });
 
   it('forgets an uninstalled release and its Agent, telling of both', async () => {

@@ -63,6 +63,13 @@ export class FleetView implements OnModuleDestroy {
   private readonly listeners = new Set<(change: FleetChange) => void>();
   /** Releases whose newest revision's Secret went away while older ones stayed: that older one is read once. */
   private readonly fetching = new Set<string>();
+  /**
+   * Releases whose newest labelled revision is superseded: a newer revision lacks the label (a
+   * rollback to a revision written before agent-manager labelled releases copies that revision's
+   * labels). They are labelled once the list is complete, so the view catches up by itself.
+   */
+  private readonly unlabelled = new Set<string>();
+  private labelling: Promise<void> | undefined;
   private rest: Promise<KubeRest> | undefined;
   private secrets: ListWatch<StoredRevision> | undefined;
   private agents: ListWatch<LiveAgent> | undefined;
@@ -107,17 +114,19 @@ export class FleetView implements OnModuleDestroy {
     this.stopping?.abort();
     await Promise.all([this.secrets?.stop(), this.agents?.stop()]);
     this.secrets = this.agents = undefined;
+    await this.labelling;
     this.releases.clear();
     this.fetching.clear();
+    this.unlabelled.clear();
   }
 
   onModuleDestroy(): Promise<void> {
     return this.stop();
   }
 
-  /** Both watches listed and watching, and no release waiting for its newest revision to be read. */
+  /** Both watches listed and watching, and no release waiting for its newest revision to be read or labelled. */
   get synced(): boolean {
-    return !!this.secrets?.synced && !!this.agents?.synced && this.fetching.size === 0;
+    return !!this.secrets?.synced && !!this.agents?.synced && this.fetching.size === 0 && this.unlabelled.size === 0;
   }
 
   /** True once synced; false after `timeoutMs` or when not started. */
@@ -125,7 +134,7 @@ export class FleetView implements OnModuleDestroy {
     if (!this.secrets || !this.agents) return false;
     const deadline = Date.now() + timeoutMs;
     const [secrets, agents] = await Promise.all([this.secrets.whenSynced(timeoutMs), this.agents.whenSynced(timeoutMs)]);
-    while (secrets && agents && this.fetching.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (secrets && agents && !this.synced && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     return this.synced;
   }
 
@@ -187,7 +196,7 @@ export class FleetView implements OnModuleDestroy {
    */
   async labelRelease(ref: ReleaseRef): Promise<number> {
     const rest = await this.api();
-    const signal = AbortSignal.timeout(60_000);
+    const signal = AbortSignal.any([AbortSignal.timeout(60_000), ...(this.stopping ? [this.stopping.signal] : [])]);
     const path = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets`;
     const selector = { labelSelector: `owner=helm,name=${ref.name}`, fieldSelector: `type=${RELEASE_SECRET_TYPE}` };
     const { value } = await rest.json<{ items: KubeObject[] }>('GET', path, selector, signal);
@@ -249,6 +258,7 @@ export class FleetView implements OnModuleDestroy {
       if (entry.statuses.size === 0) this.releases.delete(id);
       else if (!entry.newest) this.readNewest(stored.namespace, stored.release);
     }
+    if (entry.newest?.content?.status === 'superseded') this.labelLater(id);
     this.emit({ kind: 'release', namespace: stored.namespace, name: stored.release });
   }
 
@@ -277,6 +287,31 @@ export class FleetView implements OnModuleDestroy {
         this.fetching.delete(id);
         this.emit({ kind: 'release', namespace, name: release });
       });
+  }
+
+  private labelLater(id: string): void {
+    this.unlabelled.add(id);
+    this.labelling ??= this.labelUnlabelled().finally(() => (this.labelling = undefined));
+  }
+
+  /** Labels the releases of `unlabelled` once the Secret watch has listed (in a list's name order, v1 comes before v10). */
+  private async labelUnlabelled(): Promise<void> {
+    while (this.unlabelled.size > 0) {
+      if (this.stopping?.signal.aborted !== false) return;
+      if (!(await this.secrets?.whenSynced(60_000))) continue;
+      for (const id of [...this.unlabelled]) {
+        this.unlabelled.delete(id);
+        if (this.releases.get(id)?.newest?.content?.status !== 'superseded') continue;
+        const [namespace, name] = split(id);
+        try {
+          const labelled = await this.labelRelease({ namespace, name });
+          // None: the newest revision's Secret was deleted by hand, and the one before it is the release as helm shows it too.
+          if (labelled > 0) this.logger.log(`release ${id}: its newest revisions lacked ${MANAGED_RELEASE_LABEL} (a rollback to a revision written before agent-manager labelled releases); labelled ${labelled} Secret(s)`);
+        } catch (error) {
+          this.logger.warn(`release ${id}: its newest revisions lack ${MANAGED_RELEASE_LABEL} and labelling them failed (${(error as Error).message}); the view shows an older revision until they are labelled`);
+        }
+      }
+    }
   }
 
   private emit(change: FleetChange): void {
