@@ -1,6 +1,7 @@
 import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { HelmClient, HelmModule, HelmReleases } from '@app/helm';
-import { KubeModule } from '@app/kube';
+import { ClusterState, KubeModule } from '@app/kube';
+import { AppConfig } from '@app/common';
 import { McpModule } from '@app/mcp';
 import { Metrics } from '@app/telemetry';
 import { AgentLeaseRepository } from './persistence/lease.repository.js';
@@ -9,6 +10,7 @@ import { IdempotencyRepository } from './persistence/idempotency.repository.js';
 import { OperationRecovery } from './application/operation-recovery.service.js';
 import { AgentsService } from './application/agents.service.js';
 import { ManifestReader } from './cluster/manifest-reader.js';
+import { FleetView } from './cluster/fleet-view.js';
 import { AgentsTools } from './api/agents.tools.js';
 import { AGENT_OPERATIONS } from './api/agents.operations.js';
 import { AgentAccess } from '@app/doors';
@@ -22,11 +24,19 @@ import { ShutdownGate } from './runner/shutdown-gate.js';
 import { WriteRunner } from './runner/write-runner.js';
 import { Reconciler } from './reconcile/reconcile.service.js';
 import { FleetReconciler } from './reconcile/fleet-reconciler.js';
+import { WATCHED_FLEET } from './reconcile/watched-fleet.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
 import { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
+
+/** The watched view of the agent releases and live Agents; its owner starts it, the module's end stops it. */
+const fleetView = {
+  provide: FleetView,
+  inject: [ClusterState, AppConfig],
+  useFactory: (cluster: ClusterState, config: AppConfig) => new FleetView(cluster, config.KUBECONFIG),
+};
 
 const helmReleases = {
   provide: HelmReleases,
@@ -50,7 +60,7 @@ class JournalMetrics implements OnModuleInit {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, Reconciler, FleetReconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
-  exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, AgentAccess, OperationDoors],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
+  exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -17,3 +17,5 @@ export { auditColumns, auditOf } from './persistence/journal.records.js';
 export type { AuditEntry } from './persistence/journal.records.js';
 export type { AgentOrigin, AgentSpec } from './domain/agent-spec.js';
 export type { AgentRecord } from './persistence/records.js';
+export { AGENT_SELECTOR, FleetView } from './cluster/fleet-view.js';
+export type { FleetChange, FleetStats, WatchedRelease } from './cluster/fleet-view.js';

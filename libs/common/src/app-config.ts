@@ -168,6 +168,15 @@ export class AppConfig {
   @Max(86_400)
   RECONCILE_RESYNC_SECONDS: number;
 
+  /**
+   * The namespaces whose agent releases and Agents the service watches (for the reconciler and
+   * status), comma-separated; empty: the whole cluster (the service account then lists and
+   * watches Secrets and Agents cluster-wide).
+   */
+  @Transform(({ value }) => commaList(value === undefined ? '' : value))
+  @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { each: true, message: 'WATCH_NAMESPACES must be namespace names, comma-separated, e.g. team-a,team-b' })
+  WATCH_NAMESPACES: string[];
+
   /** At most this many reconcile decisions per second during a full resync, so its cost to the control plane stays bounded. */
   @Transform(({ value }) => numberSetting(value, 200))
   @IsInt({ message: 'RECONCILE_RATE must be a whole number of decisions per second, e.g. 200' })
@@ -408,7 +417,7 @@ function commaList(value: unknown): string[] {
 
 const EMPTY_MEANS_EMPTY = new Set(['MCP_IGNORED_QUERY_KEYS']);
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'BLUEPRINTS_FILE'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'RECONCILE_RESYNC_SECONDS', 'RECONCILE_RATE', 'WATCH_NAMESPACES', 'BLUEPRINTS_FILE'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {

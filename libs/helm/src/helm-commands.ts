@@ -1,4 +1,5 @@
 import type { ChartSource, ReleaseRef } from './helm.types.js';
+import { MANAGED_RELEASE_LABEL } from './release-storage.js';
 
 /** What a create's or an update's one helm process is given. */
 export interface WriteCommand {
@@ -39,8 +40,15 @@ export function upgradeInstallArgs(command: WriteCommand): string[] {
  */
 function writeFlags({ major, wait, timeoutSeconds }: WriteCommand): string[] {
   const apply = major >= 4 ? ['--rollback-on-failure', '--force-conflicts', `--wait=${wait ? 'watcher' : 'legacy'}`] : ['--atomic', ...(wait ? ['--wait'] : [])];
-  return [...apply, '--timeout', `${timeoutSeconds}s`, '--output', 'json'];
+  return [...apply, ...MANAGED_LABEL_ARGS, '--timeout', `${timeoutSeconds}s`, '--output', 'json'];
 }
+
+/**
+ * The release's own label (helm 3.13+ and 4 write it onto every revision's Secret; an upgrade keeps
+ * the labels of the revision before it, a rollback copies those of the revision it returns to), which
+ * the fleet's watches select agent releases by.
+ */
+const MANAGED_LABEL_ARGS = ['--labels', `${MANAGED_RELEASE_LABEL}=true`];
 
 export function versionArgs(chart: ChartSource): string[] {
   return chart.version ? ['--version', chart.version] : [];

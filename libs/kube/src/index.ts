@@ -5,3 +5,6 @@ export { ClusterState, clusterReportWithoutPaths } from './cluster-state.js';
 export type { ClusterReport } from './cluster-state.js';
 export { readClusterConfig } from './cluster-config.js';
 export type { ClusterConfig, ClusterEnv } from './cluster-config.js';
+export { KubeApiError, KubeRest } from './kube-rest.js';
+export { ListWatch } from './watch.js';
+export type { Collection, KubeObject, ListWatchOptions, ListWatchStats, WatchChange } from './watch.js';

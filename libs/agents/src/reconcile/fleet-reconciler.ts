@@ -82,7 +82,7 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
 
   onApplicationBootstrap(): void {
     if (!this.config.backgroundWork) return;
-    this.view.start();
+    this.view.start(this.config.WATCH_NAMESPACES);
     if (!this.config.RECONCILE_AUTOMATIC) return;
     this.metrics?.watchReconciler(() => this.leading);
     this.unsubscribe = this.view.onChange((change) => this.changed(change));
@@ -233,12 +233,20 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
         if (!release) this.applied.delete(key);
         return false;
       }
-      this.report(await this.reconciler.reconcileOne(ref));
+      const item = await this.reconciler.reconcileOne(ref);
+      this.report(item);
+      // A release helm holds but the watches do not see: written before agent-manager labelled its releases.
+      if (record && !release && item.action !== 'report' && !item.error) await this.label(ref);
       return true;
     } catch (error) {
       this.logger.warn(`deciding ${key} failed, it is decided again at the next change or resync: ${(error as Error).message}`);
       return false;
     }
+  }
+
+  private async label(ref: ReleaseRef): Promise<void> {
+    const labelled = await this.view.labelRelease(ref);
+    if (labelled > 0) this.logger.log(`labelled ${labelled} revision(s) of release ${keyOf(ref)} as agent-manager's (written before it labelled its releases): the watches see it from now on`);
   }
 
   private later(ref: ReleaseRef): void {

@@ -1,28 +1,12 @@
 import type { ReleaseRef } from '@app/helm';
 import type { LiveAgent } from '@app/kube';
+import type { FleetChange, WatchedRelease } from '../cluster/fleet-view.js';
 
-/** One release of the agent chart as the watches hold it: its current revision, and its last deployed one. */
-export interface WatchedRelease {
-  namespace: string;
-  name: string;
-  revision: number;
-  status: string;
-  /** "<chart name>-<chart version>" */
-  chart: string;
-  values: Record<string, unknown>;
-  manifest: string;
-  lastDeployed: number | null;
-}
-
-export interface FleetChange {
-  kind: 'release' | 'agent';
-  namespace: string;
-  name: string;
-}
+export type { FleetChange, WatchedRelease };
 
 /** What the reconciler and status reads need of the watched releases and live Agents (cluster/fleet-view.ts). */
 export interface WatchedFleet {
-  start(): void;
+  start(namespaces?: readonly string[]): void;
   stop(): Promise<void>;
   readonly synced: boolean;
   /** Resolves true once synced, false when `timeoutMs` passed first. */
@@ -31,6 +15,8 @@ export interface WatchedFleet {
   agent(ref: ReleaseRef): LiveAgent | null;
   keys(): ReleaseRef[];
   onChange(listener: (change: FleetChange) => void): () => void;
+  /** Labels an existing release's revision Secrets as agent-manager's (a release written before it labelled its own); how many it labelled. */
+  labelRelease(ref: ReleaseRef): Promise<number>;
 }
 
 export const WATCHED_FLEET = Symbol('WatchedFleet');
