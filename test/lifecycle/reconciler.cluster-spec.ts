@@ -37,7 +37,8 @@ describe('the elected reconciler', () => {
     }
   }
   const create = async (p: ServiceProcess, name: string) => expect((await call(p.url, 'POST', '/api/v1/agents', { ...spec, namespace: ns, name })).status).toBe(201);
-  const editByHand = (name: string) => cluster.editAgent(ns, name, (agent) => (agent.spec.description = `changed by hand at ${Date.now()}`));
+  // A field the chart sets (a field it does not set is the API server's or kagent's, not drift).
+  const editByHand = (name: string) => cluster.editAgent(ns, name, (agent) => (agent.spec.declarative.modelConfig = `hand-edited-${Date.now()}`));
   const found = (name: string) => new RegExp(`reconciler found ${ns}/${name} drift`);
 
   let a: ServiceProcess;
