@@ -205,13 +205,15 @@ describe('deploy/charts/agent-manager', () => {
       expect(service.spec.ports.map((p: { name: string }) => p.name)).toEqual(['http', 'metrics']);
     });
 
-    it('grants the ServiceAccount agents and release Secrets in the listed namespaces only, and impersonation', async () => {
+    it('grants the ServiceAccount agents and release Secrets (watched, labelled) in the listed namespaces only, watches only those, and impersonation', async () => {
       const sa = one(objects, 'ServiceAccount').metadata.name;
       const roles = objects.filter((o) => o.kind === 'Role');
       expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(['agents', 'team-payments']);
+      // The service watches releases and Agents where it may: the same namespaces.
+      expect(String(env(objects).WATCH_NAMESPACES).split(',').sort()).toEqual(['agents', 'team-payments']);
       for (const role of roles) {
         expect(role.rules).toEqual([
-          { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+          { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
           { apiGroups: ['kagent.dev'], resources: ['agents'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
         ]);
       }

@@ -153,7 +153,7 @@ describe('deploy/charts/agent-manager in a real API server', () => {
     const rbac = adminConfig(cluster.kubeconfig).makeApiClient(RbacAuthorizationV1Api);
     const rules = [
       { apiGroups: ['kagent.dev'], resources: ['agents'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
     ];
     await rbac.createNamespacedRole({ namespace: agents, body: { metadata: { name: 'deployers' }, rules } });
     await rbac.createNamespacedRoleBinding({
