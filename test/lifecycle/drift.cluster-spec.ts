@@ -1,4 +1,5 @@
 // npm test: also with helm 3 — client-side (helm 3) vs server-side apply (helm 4) of the chart's fields
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { AppConfig } from '@app/common';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
@@ -33,13 +34,21 @@ describe('status and the reconciler agree on drift', () => {
     annotations: { 'example.com/note': 'n' },
   };
 
-  /** Status's drift and the reconcile dry run's item for the agent. */
+  /**
+   * Status's drift and the reconcile dry run's item for the agent. The dry run reads helm and the
+   * cluster directly; status answers from the service's watches, fresh within their lag, so it is
+   * read again (for up to 30 s) until it has seen what the dry run saw.
+   */
   async function verdicts(): Promise<{ verdict: string; drift: string[]; reconcile: { action: string; finding?: string; detail: string } }> {
-    const status = await call(t.url, 'GET', `${path}/status`);
-    expect(status.status).toBe(200);
     const reconciled = await call(t.url, 'POST', '/api/v1/reconcile', { namespace: ns, name, dryRun: true });
     expect(reconciled.status).toBe(200);
-    return { verdict: status.body.verdict, drift: status.body.drift, reconcile: reconciled.body.items[0] };
+    const reconcile = reconciled.body.items[0];
+    for (const deadline = Date.now() + 30_000; ; await sleep(100)) {
+      const status = await call(t.url, 'GET', `${path}/status`);
+      expect(status.status).toBe(200);
+      const caughtUp = (status.body.drift.length > 0) === (reconcile.action === 'report');
+      if (caughtUp || Date.now() > deadline) return { verdict: status.body.verdict, drift: status.body.drift, reconcile };
+    }
   }
 
   beforeAll(async () => {

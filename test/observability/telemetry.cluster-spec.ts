@@ -71,6 +71,9 @@ describe('logs, metrics and traces of a running service', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '60000',
       RECONCILE_AUTOMATIC: 'false',
+      // Status answers from the watches where they look; the agent here lies outside them, so its
+      // status reads helm and the Kubernetes API directly (the client spans and metrics under test).
+      WATCH_NAMESPACES: 'not-watched',
     });
 
     const body = { namespace: ns, name, modelConfig: 'default-model-config', toolset: ['preset:read-only'], annotations: { 'example.com/note': ANNOTATION_SECRET } };
