@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';
-import { call, startTestApp, type TestApp } from '../support/test-app.js';
+import { call, startTestApp, statusOnceSeen, type TestApp } from '../support/test-app.js';
 
 /**
  * The whole lifecycle through REST, the real helm (HELM_BIN picks 3 or 4) and a real
@@ -103,14 +103,14 @@ describe('agent lifecycle against a real API server', () => {
       { type: 'Accepted', status: 'True', reason: 'Reconciled', lastTransitionTime: new Date().toISOString() },
       { type: 'Ready', status: 'True', reason: 'DeploymentReady', lastTransitionTime: new Date().toISOString() },
     ]);
-    const ready = await call(t.url, 'GET', `${path}/status`);
+    const ready = await statusOnceSeen(t.url, path, (body) => body.verdict !== 'progressing');
     expect(ready.body).toMatchObject({ verdict: 'ready', drift: [] });
     expect(ready.body.message).toMatch(/ready at revision 2/);
 
     await cluster.setConditions(ns, name, [
       { type: 'Accepted', status: 'False', reason: 'ModelConfigNotFound', message: 'ModelConfig default-model-config not found', lastTransitionTime: new Date().toISOString() },
     ]);
-    const refused = await call(t.url, 'GET', `${path}/status`);
+    const refused = await statusOnceSeen(t.url, path, (body) => body.verdict !== 'ready');
     expect(refused.body.verdict).toBe('failed');
     expect(refused.body.message).toMatch(/ModelConfig default-model-config not found/);
   });
@@ -119,7 +119,7 @@ describe('agent lifecycle against a real API server', () => {
     await cluster.editAgent(ns, name, (agent) => {
       agent.spec.declarative.systemMessage = 'edited with kubectl';
     });
-    const res = await call(t.url, 'GET', `${path}/status`);
+    const res = await statusOnceSeen(t.url, path, (body) => body.drift.length > 0);
     expect(res.body.verdict).toBe('failed');
     expect(res.body.drift).toEqual(['the live Agent was changed outside agent-manager at spec.declarative.systemMessage']);
   });

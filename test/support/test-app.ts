@@ -99,6 +99,18 @@ export function withoutMcpSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('MCP_')));
 }
 
+/**
+ * An agent's status after a change made outside the service (kagent's conditions, a hand edit):
+ * status answers from the service's watches, fresh within their lag, so it is read again until
+ * `seen` holds (30 s at most) and the last answer is returned for the test's own expectations.
+ */
+export async function statusOnceSeen(base: string, path: string, seen: (body: any) => boolean) {
+  for (const deadline = Date.now() + 30_000; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    const res = await call(base, 'GET', `${path}/status`);
+    if (res.status !== 200 || seen(res.body) || Date.now() > deadline) return res;
+  }
+}
+
 export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(base + path, {
     method,

@@ -179,33 +179,41 @@ export class AgentsService {
    */
   async status({ namespace, name }: AgentRefDto, caller: { admin: boolean }): Promise<StatusDto> {
     const agent = await this.require(namespace, name);
-    const release = { namespace, name };
     try {
       const watched = this.watched(agent);
-      const info = watched ? watched.info : await this.helm.status(release);
-      const [liveAgent, appliedAgent, deployed] = await Promise.all([
-        watched ? watched.live : this.kube.getAgent(namespace, name),
-        this.manifests.agentIn(info?.manifest ?? ''),
-        info ? this.lastDeployed(release, info, agent.id) : null,
-      ]);
-      const folded = foldStatus({
-        namespace,
-        name,
-        storeRevision: agent.revision,
-        storeValues: { ...agent.values },
-        // helm's own description of a pending or failed revision is helm's words: admins read them (README).
-        release: info ? { status: info.status, revision: info.revision, description: caller.admin ? info.description : undefined } : null,
-        releaseValues: info?.values ?? null,
-        appliedAgent,
-        liveAgent,
-        deployed,
-      });
-      return { namespace, name, ...folded, releaseStatus: info?.status ?? null, releaseRevision: info?.revision ?? null };
+      const seen = watched && (await this.fold(agent, watched.info, watched.live, caller));
+      // Drift seen in the watches is checked against the cluster itself: a write's release can arrive before its Agent does.
+      if (seen && seen.drift.length === 0) return seen;
+      return await this.fold(agent, await this.helm.status({ namespace, name }), undefined, caller);
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'backend_error') throw error;
       const shown = (forCaller(error, caller.admin) as AppError).message;
       return { namespace, name, verdict: 'unknown', message: `The cluster could not be read: ${shown}`, releaseStatus: null, releaseRevision: null, conditions: [], drift: [] };
     }
+  }
+
+  /** The verdict from the release helm holds and the live Agent (read from the cluster when not given). */
+  private async fold(agent: AgentWithLastOperation, info: ReleaseInfo | null, live: LiveAgent | null | undefined, caller: { admin: boolean }): Promise<StatusDto> {
+    const { namespace, name } = agent;
+    const release = { namespace, name };
+    const [liveAgent, appliedAgent, deployed] = await Promise.all([
+      live !== undefined ? live : this.kube.getAgent(namespace, name),
+      this.manifests.agentIn(info?.manifest ?? ''),
+      info ? this.lastDeployed(release, info, agent.id) : null,
+    ]);
+    const folded = foldStatus({
+      namespace,
+      name,
+      storeRevision: agent.revision,
+      storeValues: { ...agent.values },
+      // helm's own description of a pending or failed revision is helm's words: admins read them (README).
+      release: info ? { status: info.status, revision: info.revision, description: caller.admin ? info.description : undefined } : null,
+      releaseValues: info?.values ?? null,
+      appliedAgent,
+      liveAgent,
+      deployed,
+    });
+    return { namespace, name, ...folded, releaseStatus: info?.status ?? null, releaseRevision: info?.revision ?? null };
   }
 
   /**
