@@ -112,6 +112,8 @@ export class FleetView implements OnModuleDestroy {
   /** Ends both watches (their requests are aborted, not waited for); the view can be started again. */
   async stop(): Promise<void> {
     this.stopping?.abort();
+    // The Kubernetes client may still be loading: a module loaded after the app closed would outlive it.
+    await this.rest?.catch(() => undefined);
     await Promise.all([this.secrets?.stop(), this.agents?.stop()]);
     this.secrets = this.agents = undefined;
     await this.labelling;

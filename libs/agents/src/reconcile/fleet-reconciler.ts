@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig, OperationContexts } from '@app/common';
 import type { ReleaseRef } from '@app/helm';
-import type { LiveAgent } from '@app/kube';
+import { ClusterState, type LiveAgent } from '@app/kube';
 import { Metrics } from '@app/telemetry';
 import { AgentsRepository, type StoreSideRow } from '../persistence/agents.repository.js';
 import { AgentLeaseRepository } from '../persistence/lease.repository.js';
@@ -17,6 +17,8 @@ import { Reconciler } from './reconcile.service.js';
 const RETRY_MS = 2_000;
 /** How long the watches may take to list before the reconciler says so (it keeps waiting). */
 const SYNC_WARNING_MS = 60_000;
+/** How often a service whose cluster does not answer asks again before it starts its watches. */
+const CLUSTER_RETRY_MS = 10_000;
 /** Store rows read per query during a full resync. */
 const PAGE = 500;
 
@@ -63,6 +65,8 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
   /** The Agent each release's current revision applied, parsed once per revision. */
   private readonly applied = new Map<string, { revision: number; agent: LiveAgent | null }>();
   private nextResync = 0;
+  private probing?: Promise<void>;
+  private retry?: NodeJS.Timeout;
   private nextSlot = 0;
 
   constructor(
@@ -72,6 +76,7 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
     @Inject(WATCHED_FLEET) private readonly view: WatchedFleet,
     private readonly manifests: ManifestReader,
     private readonly reconciler: Reconciler,
+    private readonly cluster: ClusterState,
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
@@ -82,7 +87,7 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
 
   onApplicationBootstrap(): void {
     if (!this.config.backgroundWork) return;
-    this.view.start(this.config.WATCH_NAMESPACES);
+    this.watchOnceReachable();
     if (!this.config.RECONCILE_AUTOMATIC) return;
     this.metrics?.watchReconciler(() => this.leading);
     this.unsubscribe = this.view.onChange((change) => this.changed(change));
@@ -93,8 +98,26 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
     this.election.start();
   }
 
+  /**
+   * Starts the watches once the cluster's API server accepts connections (asked again every
+   * CLUSTER_RETRY_MS until it does): a service pointed at no cluster loads no Kubernetes client.
+   */
+  private watchOnceReachable(): void {
+    const attempt = () => {
+      this.probing = this.cluster.problem().then((problem) => {
+        if (this.closed) return;
+        if (problem === undefined) return this.view.start(this.config.WATCH_NAMESPACES);
+        this.retry = setTimeout(attempt, CLUSTER_RETRY_MS);
+        this.retry.unref();
+      }, () => undefined);
+    };
+    attempt();
+  }
+
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.retry);
+    await this.probing;
     this.unsubscribe?.();
     this.wake?.();
     await this.loop;
