@@ -9,7 +9,7 @@
 // not report (a log line or metric it does not have) prints n/a. Asserts nothing.
 //
 // What it reads from the service: JSON log lines (LOG_FORMAT=json) `full resync done` {agents,
-// decided, acted, seconds} and `reconciler found …` (warn); /metrics
+// decided, acted, seconds, cpuSeconds} and `reconciler found …` (warn); /metrics
 // agent_manager_helm_process_duration_seconds_count, agent_manager_reconciler_findings_total,
 // agent_manager_reconciler_resyncs_total. Against a service without RECONCILE_RESYNC_SECONDS (the
 // 30 s recovery sweep and its reconcile pass), a "resync" is a pass seen from outside: a burst of
@@ -208,7 +208,7 @@ function between(a, b) {
 function reported(entry) {
   if (!entry) return {};
   const num = (v) => (typeof v === 'number' ? v : undefined);
-  return { loggedS: num(entry.seconds), agents: num(entry.agents), decided: num(entry.decided), acted: num(entry.acted) };
+  return { loggedS: num(entry.seconds), loggedCpuS: num(entry.cpuSeconds), agents: num(entry.agents), decided: num(entry.decided), acted: num(entry.acted) };
 }
 
 /**
@@ -423,6 +423,7 @@ export function printScale(scale) {
     add(label, () => '');
     add('  wall: as logged / measured', (r) => (r[key] ? `${fmtS(r[key].loggedS)} / ${fmtS(r[key].wallS)}` : na));
     add('  CPU: service process + its children (helm helper, helm)', (r) => (r[key] ? `${fmtS(r[key].cpuOwnS)} + ${fmtS(r[key].cpuChildrenS)}` : na));
+    add('  CPU of the resync, as logged (process.cpuUsage)', (r) => fmtS(r[key]?.loggedCpuS));
     add('  helm processes', (r) => count(r[key]?.helm));
     add('  bytes read from the API server', (r) => (r[key] ? `${mb(r[key].bytesDown)}${r.seeded ? ` (${(r[key].bytesDown / r.seeded.bytes).toFixed(2)}× seeded)` : ''}` : na));
     add('  agents / decided / acted (logged)', (r) => (r[key] ? `${count(r[key].agents)} / ${count(r[key].decided)} / ${count(r[key].acted)}` : na));
