@@ -304,7 +304,7 @@ async function sigtermDuringFirst(ctx, row) {
  * A service with the default resync interval (600 s, so no resync finds it): once its first resync
  * is done, a hand edit of a live Agent's spec.description (a merge patch, as `kubectl edit` sends)
  * and the time until the reconciler says it found it (a `reconciler found` warning naming the
- * agent; from the old sweep, any warning naming it).
+ * agent, or a `reconciled` line when it acted on it; from the old sweep, any warning naming it).
  */
 async function handEdit(ctx, row) {
   const { n, kind, log, proxy, kubeconfig } = ctx;
@@ -321,7 +321,8 @@ async function handEdit(ctx, row) {
     await api.must('PATCH', `${KAGENT}/namespaces/${ref.namespace}/agents/${ref.name}?fieldManager=kubectl-edit`, patch, 'application/merge-patch+json');
     const edited = performance.now();
     const names = (e) => JSON.stringify(e).includes(ref.name);
-    const match = kind === 'resync' ? (e) => (e.msg ?? '').startsWith('reconciler found') && names(e) : (e) => e.level === 'warn' && names(e);
+    // a finding it can only report, or an action it took on the agent (logged by the Reconciler)
+    const match = kind === 'resync' ? (e) => /^(reconciler found|reconciled) /.test(e.msg ?? '') && names(e) : (e) => e.level === 'warn' && names(e);
     const found = await watch.next(match, EDIT_TIMEOUT_MS, from);
     const findingsAfter = await metric(service.base, FINDINGS);
     row.edit = {
