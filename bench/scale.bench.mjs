@@ -9,7 +9,7 @@
 // not report (a log line or metric it does not have) prints n/a. Asserts nothing.
 //
 // What it reads from the service: JSON log lines (LOG_FORMAT=json) `full resync done` {agents,
-// decided, acted, seconds, cpuSeconds} and `reconciler found …` (warn); /metrics
+// decided, acted, seconds, cpuSeconds}, `full resync started` (to send SIGTERM halfway into one) and `reconciler found …` (warn); /metrics
 // agent_manager_helm_process_duration_seconds_count, agent_manager_reconciler_findings_total,
 // agent_manager_reconciler_resyncs_total. Against a service without RECONCILE_RESYNC_SECONDS (the
 // 30 s recovery sweep and its reconcile pass), a "resync" is a pass seen from outside: a burst of
@@ -156,6 +156,7 @@ function logWatch() {
 }
 
 const isResyncDone = (e) => (e.msg ?? '').startsWith('full resync done');
+const isResyncStarted = (e) => (e.msg ?? '').startsWith('full resync started');
 
 function launch(ctx, env, onLog) {
   return startService({
@@ -262,9 +263,10 @@ async function resyncs(ctx, row) {
       const s2 = await snapshot(service, proxy);
       row.secondResync = { ...between(s1, s2), ...reported(second) };
       row.resyncs = await metric(service.base, RESYNCS);
-      // SIGTERM halfway into the third, which starts RESYNC_SECONDS after the second
+      // SIGTERM halfway into the third, which starts RESYNC_SECONDS after the second ends
       const half = ((row.secondResync.loggedS ?? 0) * 1000) / 2;
-      await sleep(RESYNC_SECONDS * 1000 + half);
+      const third = await watch.next(isResyncStarted, RESYNC_SECONDS * 1000 + 30_000, watch.kept.indexOf(second) + 1);
+      await sleep(third ? Math.max(0, third.at + half - performance.now()) : RESYNC_SECONDS * 1000 + half);
       const ended = watch.kept.slice(watch.kept.indexOf(second) + 1).some(isResyncDone);
       const ms = await service.terminate(SIGTERM_PATIENCE_MS);
       row.sigtermInMemory = { ms, during: !ended };
@@ -286,15 +288,20 @@ async function resyncs(ctx, row) {
 /** A fresh service, SIGTERM halfway into its first resync (as long as the one measured before). */
 async function sigtermDuringFirst(ctx, row) {
   const { n, kind, log } = ctx;
-  const firstMs = (row.firstResync?.loggedS ?? row.firstResync?.wallS ?? 10) * 1000;
+  // the first resync as measured before: from spawn (wallS), of which the resync itself the last loggedS
+  const wallMs = (row.firstResync?.wallS ?? 10) * 1000;
+  const ownMs = (row.firstResync?.loggedS ?? row.firstResync?.wallS ?? 10) * 1000;
   const watch = logWatch();
   const service = await launch(ctx, { RECONCILE_AUTOMATIC: 'true', RECONCILE_RESYNC_SECONDS: String(RESYNC_SECONDS), ...(RATE ? { RECONCILE_RATE: RATE } : {}) }, watch.onLog);
   try {
-    await sleep(Math.max(0, firstMs / 2 - (performance.now() - service.spawnedAt)));
+    const started = kind === 'resync' ? await watch.next(isResyncStarted, wallMs + 30_000) : null;
+    const at = started ? started.at + ownMs / 2 : service.spawnedAt + wallMs - ownMs / 2;
+    await sleep(Math.max(0, at - performance.now()));
     const ended = kind === 'resync' ? watch.kept.some(isResyncDone) : false;
+    const afterS = (performance.now() - service.spawnedAt) / 1000;
     const ms = await service.terminate(SIGTERM_PATIENCE_MS);
-    row.sigtermFirst = { ms, during: !ended, atS: firstMs / 2000 };
-    log(`scale ${n}: SIGTERM ${(firstMs / 2000).toFixed(1)} s after spawn → exit ${ms === null ? `> ${SIGTERM_PATIENCE_MS / 1000} s (killed)` : `${(ms / 1000).toFixed(2)} s`}`);
+    row.sigtermFirst = { ms, during: !ended, afterS };
+    log(`scale ${n}: SIGTERM ${afterS.toFixed(1)} s after spawn → exit ${ms === null ? `> ${SIGTERM_PATIENCE_MS / 1000} s (killed)` : `${(ms / 1000).toFixed(2)} s`}`);
   } finally {
     await service.stop();
   }
