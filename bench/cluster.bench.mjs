@@ -695,7 +695,7 @@ function printAll() {
   }
   const targeted = results.figures.filter((f) => f.target);
   printTable(
-    '== targets (issue 8): every figure that has one',
+    '== targets (issues 8, 30): every figure that has one',
     targeted.map((f) => ({
       figure: `${f.section}: ${f.label}`,
       a: f.counts ? Object.entries(f.counts).map(([s, n]) => `${n}×${s}`).join(', ') : f.ratio === undefined ? fmt(f.value ?? f.a.median, f.unit) : `${f.ratio.toFixed(2)}× (${f.ratioOf})`,
