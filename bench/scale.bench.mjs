@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane } from './lib/infra.mjs';
 import { kubeApi } from './lib/kube-api.mjs';
-import { startCountingProxy } from './lib/proxy.mjs';
+import { startCountingProxy, startPathProxy } from './lib/proxy.mjs';
 import { seedRef } from './lib/seed.mjs';
 import { HELM_BIN, ROOT, startService } from './lib/service.mjs';
 import { interleave, printGrid } from './lib/stats.mjs';
@@ -42,6 +42,8 @@ const SIGTERM_PATIENCE_MS = 45_000;
 /** A pass of the old sweep, seen from outside, has ended once no helm process started for this long. */
 const QUIET_MS = 5_000;
 const KAGENT = '/apis/kagent.dev/v1alpha2';
+/** BENCH_SCALE_PATHS=1: the proxy ends TLS and tells the first resync's bytes apart by request kind (a diagnostic; it costs a TLS hop). */
+const BY_PATH = process.env.BENCH_SCALE_PATHS === '1';
 
 const HELM_COUNT = 'agent_manager_helm_process_duration_seconds_count';
 const FINDINGS = 'agent_manager_reconciler_findings_total';
@@ -85,7 +87,9 @@ async function atSize(n, row, { dir, log, kind }) {
     row.seeding = { storeS: seeded.storeMs / 1000, clusterS: seeded.clusterMs / 1000, totalS: (performance.now() - started) / 1000 };
     row.seeded = { secretBytes: seeded.secretBytes, agentBytes: seeded.agentBytes, bytes: seeded.secretBytes + seeded.agentBytes };
     log(`scale ${n}: seeded in ${row.seeding.totalS.toFixed(1)} s (store ${row.seeding.storeS.toFixed(1)} s, cluster ${row.seeding.clusterS.toFixed(1)} s); Secrets ${mb(row.seeded.secretBytes)} + Agents ${mb(row.seeded.agentBytes)}`);
-    const proxy = await startCountingProxy(cluster.kubeconfig, join(dir, `scale-${n}.kubeconfig`));
+    const proxyKubeconfig = join(dir, `scale-${n}.kubeconfig`);
+    const pki = (name) => readFileSync(join(cluster.dir, 'pki', name));
+    const proxy = BY_PATH ? await startPathProxy(cluster.kubeconfig, proxyKubeconfig, { cert: pki('apiserver.crt'), key: pki('apiserver.key') }) : await startCountingProxy(cluster.kubeconfig, proxyKubeconfig);
     const ctx = { n, kind, log, proxy, databaseUrl, kubeconfig: cluster.kubeconfig };
     try {
       for (const [name, phase] of [
@@ -187,7 +191,7 @@ async function metric(base, name) {
 /** What a resync is measured with, at one moment: wall clock, CPU of the service and its children, proxy bytes, helm processes so far. */
 async function snapshot(service, proxy) {
   const [helm, findings] = await Promise.all([metric(service.base, HELM_COUNT), metric(service.base, FINDINGS)]);
-  return { at: performance.now(), cpu: service.treeCpuMs(), bytes: proxy.bytes(), helm, findings };
+  return { at: performance.now(), cpu: service.treeCpuMs(), bytes: proxy.bytes(), byPath: proxy.byPath?.(), helm, findings };
 }
 
 const seconds = (ms) => (ms === null ? null : ms / 1000);
@@ -202,6 +206,7 @@ function between(a, b) {
     helm: diff(a.helm, b.helm),
     bytesDown: b.bytes.down - a.bytes.down,
     bytesUp: b.bytes.up - a.bytes.up,
+    ...(b.byPath && { byPath: Object.fromEntries(Object.entries(b.byPath).map(([kind, bytes]) => [kind, bytes - (a.byPath?.[kind] ?? 0)]).filter(([, bytes]) => bytes > 0)) }),
   };
 }
 
@@ -247,7 +252,7 @@ async function helmBurst(service, proxy, timeoutMs, startedAt) {
 async function resyncs(ctx, row) {
   const { n, kind, log, proxy } = ctx;
   const watch = logWatch();
-  const before = { at: performance.now(), cpu: { own: 0, children: 0 }, bytes: proxy.bytes(), helm: 0 };
+  const before = { at: performance.now(), cpu: { own: 0, children: 0 }, bytes: proxy.bytes(), byPath: proxy.byPath?.(), helm: 0 };
   const service = await launch(ctx, { RECONCILE_AUTOMATIC: 'true', RECONCILE_RESYNC_SECONDS: String(RESYNC_SECONDS), ...(RATE ? { RECONCILE_RATE: RATE } : {}) }, watch.onLog);
   before.at = service.spawnedAt;
   try {
@@ -448,5 +453,11 @@ export function printScale(scale) {
   add('reads, reconciler off: GET /api/v1/agents/{ns}/{name}', (r) => fmtMs(r.reads?.get));
   add('reads, reconciler off: GET …/{name}/status', (r) => fmtMs(r.reads?.status));
   printGrid(`== scale (${scale.reconciler === 'resync' ? `watches + full resyncs, RECONCILE_RESYNC_SECONDS=${scale.resyncSeconds}${scale.rate ? `, RECONCILE_RATE=${scale.rate}` : ''}` : 'the old 30 s sweep'}; medians of ${READ_ROUNDS} reads)`, ['figure', ...sizes.map((n) => `${Number(n).toLocaleString('en')} agents`)], rows);
+  for (const n of sizes) {
+    const byPath = scale.sizes[n].firstResync?.byPath;
+    if (!byPath) continue;
+    const top = Object.entries(byPath).sort((a, b) => b[1] - a[1]).slice(0, 10);
+    printGrid(`== ${n} agents: bytes read from the API server in the first resync, by request kind (BENCH_SCALE_PATHS=1)`, ['request', 'bytes'], top.map(([kind, bytes]) => [kind, mb(bytes)]));
+  }
   for (const n of sizes) for (const error of scale.sizes[n].errors) console.log(`${n} agents: ${error}`);
 }

@@ -43,3 +43,63 @@ export async function startCountingProxy(kubeconfig, file) {
     },
   };
 }
+
+/**
+ * The same proxy, but ending TLS with the API server's own certificate and key (the test control
+ * plane's pki/) and sending each request on over a TLS connection of its own, so the bytes can be
+ * told apart per request kind: `byPath()` answers { 'GET /api/v1/secrets?watch': bytes, … } of
+ * response bodies (namespaces and names folded into `*`, resourceVersion and continue dropped).
+ * HTTP/1.1 only (helm's Go client falls back to it). A diagnostic: it costs the benchmark's own
+ * process a TLS hop both ways, so figures are taken with startCountingProxy.
+ */
+export async function startPathProxy(kubeconfig, file, { cert, key }) {
+  const { request, Agent, createServer: createHttpsServer } = await import('node:https');
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const config = new KubeConfig();
+  config.loadFromFile(kubeconfig);
+  const cluster = config.getCurrentCluster();
+  const target = new URL(cluster.server);
+  const agent = new Agent({ keepAlive: true, ca: Buffer.from(cluster.caData, 'base64') });
+  const counted = { down: 0, up: 0 };
+  const paths = new Map();
+  const server = createHttpsServer({ cert, key, ALPNProtocols: ['http/1.1'] }, (req, res) => {
+    const kind = pathKind(req.method, req.url);
+    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers);
+      answer.on('data', (chunk) => {
+        counted.down += chunk.length;
+        paths.set(kind, (paths.get(kind) ?? 0) + chunk.length);
+      });
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.on('data', (chunk) => (counted.up += chunk.length));
+    req.pipe(upstream);
+    res.on('close', () => upstream.destroy());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const text = readFileSync(kubeconfig, 'utf8');
+  writeFileSync(file, text.replace(/server:\s*https?:\/\/\S+/, `server: https://127.0.0.1:${server.address().port}`), { mode: 0o600 });
+  return {
+    kubeconfig: file,
+    bytes: () => ({ ...counted }),
+    byPath: () => Object.fromEntries(paths),
+    close: async () => {
+      server.closeAllConnections?.();
+      await new Promise((resolve) => server.close(resolve));
+      agent.destroy();
+    },
+  };
+}
+
+/** A request's kind: method, path with namespaces and object names folded, and whether it watches. */
+function pathKind(method, url) {
+  const { pathname, searchParams } = new URL(url, 'https://x');
+  const parts = pathname.split('/');
+  for (let i = 0; i < parts.length; i++) if (parts[i - 1] === 'namespaces') parts[i] = '*';
+  // /api/v1/namespaces/*/secrets/<name>, /apis/g/v/namespaces/*/agents/<name>: the object's name
+  const resource = parts.lastIndexOf('*') + 1;
+  if (resource > 0 && parts.length > resource + 1) parts[resource + 1] = '*';
+  const flags = ['watch', 'labelSelector', 'fieldSelector'].filter((k) => searchParams.has(k) && searchParams.get(k) !== 'false');
+  return `${method} ${parts.join('/')}${flags.length ? `?${flags.join('&')}` : ''}`;
+}
