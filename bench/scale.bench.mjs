@@ -128,15 +128,18 @@ async function seed(args) {
 // The service, its logs and its metrics
 
 /** The log lines a run keeps (resyncs, findings, warnings), and waiting for one. */
-function logWatch() {
+function logWatch(log) {
   const kept = [];
   let waiters = [];
+  let echoed = 0;
   const keep = (e) => /^(full resync|reconciler|reconciled)/.test(e.msg ?? '') || e.level === 'warn' || e.level === 'error';
   return {
     kept,
     onLog(entry) {
       if (!keep(entry)) return;
       kept.push(entry);
+      // the service's own warnings, a few per run, so a figure that is n/a has its reason beside it
+      if (log && (entry.level === 'warn' || entry.level === 'error') && !/^reconcile(r found|d) /.test(entry.msg ?? '') && echoed++ < 10) log(`service ${entry.level}: ${String(entry.msg).slice(0, 300)}`);
       waiters = waiters.filter((w) => {
         if (!w.match(entry)) return true;
         w.resolve(entry);
@@ -251,7 +254,7 @@ async function helmBurst(service, proxy, timeoutMs, startedAt) {
  */
 async function resyncs(ctx, row) {
   const { n, kind, log, proxy } = ctx;
-  const watch = logWatch();
+  const watch = logWatch(log);
   const before = { at: performance.now(), cpu: { own: 0, children: 0 }, bytes: proxy.bytes(), byPath: proxy.byPath?.(), helm: 0 };
   const service = await launch(ctx, { RECONCILE_AUTOMATIC: 'true', RECONCILE_RESYNC_SECONDS: String(RESYNC_SECONDS), ...(RATE ? { RECONCILE_RATE: RATE } : {}) }, watch.onLog);
   before.at = service.spawnedAt;
@@ -300,7 +303,7 @@ async function sigtermDuringFirst(ctx, row) {
   // the first resync as measured before: from spawn (wallS), of which the resync itself the last loggedS
   const wallMs = (row.firstResync?.wallS ?? 10) * 1000;
   const ownMs = (row.firstResync?.loggedS ?? row.firstResync?.wallS ?? 10) * 1000;
-  const watch = logWatch();
+  const watch = logWatch(log);
   const service = await launch(ctx, { RECONCILE_AUTOMATIC: 'true', RECONCILE_RESYNC_SECONDS: String(RESYNC_SECONDS), ...(RATE ? { RECONCILE_RATE: RATE } : {}) }, watch.onLog);
   try {
     const started = kind === 'resync' ? await watch.next(isResyncStarted, wallMs + 30_000) : null;
@@ -324,7 +327,7 @@ async function sigtermDuringFirst(ctx, row) {
  */
 async function handEdit(ctx, row) {
   const { n, kind, log, proxy, kubeconfig } = ctx;
-  const watch = logWatch();
+  const watch = logWatch(log);
   const service = await launch(ctx, { RECONCILE_AUTOMATIC: 'true', RECONCILE_RESYNC_SECONDS: '600', ...(RATE ? { RECONCILE_RATE: RATE } : {}) }, watch.onLog);
   const api = kubeApi(kubeconfig, { maxSockets: 1 });
   try {

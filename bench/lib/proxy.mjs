@@ -66,6 +66,7 @@ export async function startPathProxy(kubeconfig, file, { cert, key }) {
     const kind = pathKind(req.method, req.url);
     const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
       res.writeHead(answer.statusCode, answer.headers);
+      res.flushHeaders(); // a watch's headers go out before its first event
       answer.on('data', (chunk) => {
         counted.down += chunk.length;
         paths.set(kind, (paths.get(kind) ?? 0) + chunk.length);
