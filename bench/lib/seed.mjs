@@ -186,7 +186,9 @@ export async function seedCluster(kubeconfig, count, { helmBin, chart = join(ROO
           metadata: { name: releaseSecretName(ref.name, release.version), namespace: ref.namespace, labels: { ...secret.metadata.labels, name: ref.name } },
           data: { release: encodeReleaseData(releaseOf(ref)) },
         };
-        sizes.secrets += Buffer.byteLength((await api.must('POST', `/api/v1/namespaces/${ref.namespace}/secrets?fieldManager=${secretManager}`, body)).text);
+        // awaited before the +=, which would otherwise add to the total as it was before the await (workers run meanwhile)
+        const created = await api.must('POST', `/api/v1/namespaces/${ref.namespace}/secrets?fieldManager=${secretManager}`, body);
+        sizes.secrets += Buffer.byteLength(created.text);
         const agent = swap(agentText, ref);
         const res = applied
           ? await api.must('PATCH', `${KAGENT}/namespaces/${ref.namespace}/agents/${ref.name}?fieldManager=${applied.manager}&force=true`, agent, 'application/apply-patch+yaml')
