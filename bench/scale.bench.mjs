@@ -188,7 +188,7 @@ async function metric(base, name) {
   for (const line of text.split('\n')) {
     if (line.startsWith(name) && (line[name.length] === '{' || line[name.length] === ' ')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
-  return sum || text.includes(name.replace(/_(count|total)$/, '')) ? sum : null;
+  return sum > 0 || text.includes(name.replace(/_(count|total)$/, '')) ? sum : null;
 }
 
 /** What a resync is measured with, at one moment: wall clock, CPU of the service and its children, proxy bytes, helm processes so far. */
@@ -233,7 +233,7 @@ async function helmBurst(service, proxy, timeoutMs, startedAt) {
   while (performance.now() < deadline) {
     await sleep(500);
     const now = await snapshot(service, proxy);
-    if (now.helm === null) return null;
+    // no such metric yet: the service registers it with its first helm process
     if (now.helm > (previous.helm ?? 0)) {
       start ??= previous;
       last = now;
