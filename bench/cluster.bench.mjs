@@ -21,6 +21,7 @@ import { startControlPlane, startPostgres } from './lib/infra.mjs';
 import { chartValuesOf, helmWriteArgs, SEED_LABEL, seedAgents } from './lib/seed.mjs';
 import { HELM_BIN, ROOT, startService } from './lib/service.mjs';
 import { fmt, interleave, perRound, printTable, summary, time } from './lib/stats.mjs';
+import { printScale, scale } from './scale.bench.mjs';
 
 const run = promisify(execFile);
 const SCALE = Number(process.env.BENCH_ROUNDS ?? 1);
@@ -34,9 +35,12 @@ const STARTS = rounds(5);
 const SIZES = (process.env.BENCH_LIST_SIZES ?? '100,1000,10000').split(',').map(Number);
 const SETTLE_MS = 5000;
 const CHART = join(ROOT, 'charts', 'agent');
-/** BENCH_ONLY=start,writes,reads,mcp,race,load,lists,hostile runs only those sections (all by default). */
+/**
+ * BENCH_ONLY=start,writes,reads,mcp,race,load,lists,hostile runs only those sections (all by default).
+ * `scale` (bench/scale.bench.mjs: control planes of its own, 10,000 agents seeded) runs only when named.
+ */
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()) : null;
-const wanted = (section) => !ONLY || ONLY.includes(section);
+const wanted = (section) => (section === 'scale' ? ONLY?.includes(section) === true : !ONLY || ONLY.includes(section));
 const NS = 'bench';
 
 const log = (message) => console.error(`[bench] ${message}`);
@@ -674,7 +678,8 @@ async function hostile(kubeconfig) {
 // The table
 
 function printAll() {
-  const sections = [...new Set(results.figures.map((f) => f.section))];
+  printScale(results.scale);
+  const sections = [...new Set(results.figures.map((f) => f.section))].filter((section) => section !== 'scale');
   for (const section of sections) {
     const rows = results.figures
       .filter((f) => f.section === section)
@@ -690,7 +695,7 @@ function printAll() {
   }
   const targeted = results.figures.filter((f) => f.target);
   printTable(
-    '== targets (issue 8): every figure that has one',
+    '== targets (issues 8, 30): every figure that has one',
     targeted.map((f) => ({
       figure: `${f.section}: ${f.label}`,
       a: f.counts ? Object.entries(f.counts).map(([s, n]) => `${n}×${s}`).join(', ') : f.ratio === undefined ? fmt(f.value ?? f.a.median, f.unit) : `${f.ratio.toFixed(2)}× (${f.ratioOf})`,
@@ -757,6 +762,8 @@ try {
   }
 
   if (wanted('hostile')) await hostile(kubeconfig);
+
+  if (wanted('scale')) await scale({ dir, log, figure, results });
 
   if (wanted('lists')) {
     await lists('sqlite', kubeconfig);

@@ -1,7 +1,7 @@
 // The built service as its own OS process (dist/, as `npm start` runs it), and what the
 // benchmark reads from outside it: health, RSS and CPU time from /proc.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -24,7 +24,7 @@ export const { START_FLAGS, ENTRY } = (() => {
 })();
 
 /** Settings of the service this benchmark never inherits from the caller's shell. */
-const OWN_KEYS = /^(PORT|HOST|DATABASE_URL|KUBECONFIG|HELM_BIN|AGENT_CHART.*|LOG_LEVEL|MCP_.*|LEASE_.*|IDEMPOTENCY_.*|SHUTDOWN_.*|REPLICA_ID|WRITE_QUEUE_SECONDS)$/;
+const OWN_KEYS = /^(PORT|HOST|DATABASE_URL|KUBECONFIG|HELM_BIN|AGENT_CHART.*|LOG_LEVEL|LOG_FORMAT|METRICS_PORT|MCP_.*|LEASE_.*|IDEMPOTENCY_.*|SHUTDOWN_.*|RECONCILE_.*|REPLICA_ID|WRITE_QUEUE_SECONDS)$/;
 
 export async function freePort() {
   const server = createServer();
@@ -36,22 +36,26 @@ export async function freePort() {
 
 /**
  * Spawns the service (as `npm start` runs it) on a free port and waits until /healthz answers 200. `startMs` is the
- * time from spawn to that answer; `startCpuMs` the CPU time the process had used by then.
+ * time from spawn to that answer; `startCpuMs` the CPU time the process had used by then. With `onLog`, the
+ * service's stdout is read: each line goes to `onLog` parsed (JSON lines, LOG_FORMAT=json) with `at`, the
+ * performance.now() it arrived at.
  */
-export async function startService({ databaseUrl, kubeconfig, env = {}, pollMs = 20, timeoutMs = 120_000 }) {
+export async function startService({ databaseUrl, kubeconfig, env = {}, pollMs = 20, timeoutMs = 120_000, onLog }) {
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !OWN_KEYS.test(key)));
   const started = performance.now();
   const child = spawn(process.execPath, [...START_FLAGS, join(ROOT, ENTRY)], {
     cwd: ROOT,
     env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, KUBECONFIG: kubeconfig, HELM_BIN, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', onLog ? 'pipe' : 'ignore', 'pipe'],
   });
+  if (onLog) readLines(child.stdout, onLog);
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr = (stderr + chunk).slice(-4000);
   });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const spawnedAt = started;
   const base = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited before it was healthy:\n${stderr}`);
@@ -77,7 +81,27 @@ export async function startService({ databaseUrl, kubeconfig, env = {}, pollMs =
     startCpuMs,
     stderr: () => stderr,
     rssMiB: () => rssMiB(child.pid),
+    spawnedAt,
     cpuMs: () => cpuMs(child.pid),
+    /** CPU time (ms) of the service process itself, and of its children (the helm helper, the helm processes), live and ended. */
+    treeCpuMs: () => treeCpuMs(child.pid),
+    /**
+     * Sends SIGTERM and answers the time (ms) until the process exited, or null when it had not
+     * within `killAfterMs` (then it is killed).
+     */
+    async terminate(killAfterMs = 45_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return 0;
+      const sent = performance.now();
+      child.kill('SIGTERM');
+      let killed = false;
+      const timer = setTimeout(() => {
+        killed = true;
+        child.kill('SIGKILL');
+      }, killAfterMs);
+      await exited;
+      clearTimeout(timer);
+      return killed ? null : performance.now() - sent;
+    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -100,4 +124,69 @@ export function cpuMs(pid) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
   return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** Splits a stream into lines and hands each, parsed when it is JSON, to `onLine` with `at` (performance.now()). */
+function readLines(stream, onLine) {
+  let rest = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop();
+    const at = performance.now();
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        entry = { msg: line };
+      }
+      onLine({ ...(entry && typeof entry === 'object' ? entry : { msg: String(entry) }), at });
+    }
+  });
+}
+
+/** utime + stime and cutime + cstime (children it waited for) of a process, in ms; null once it is gone. */
+function cpuTimes(pid) {
+  let stat;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ms = (i) => (Number(fields[i]) * 1000) / 100; // clock ticks, USER_HZ 100
+  return { own: ms(11) + ms(12), reaped: ms(13) + ms(14), ppid: Number(fields[1]) };
+}
+
+/** The live processes whose parent is `pid`. */
+function childrenOf(pid) {
+  const children = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    if (cpuTimes(name)?.ppid === pid) children.push(Number(name));
+  }
+  return children;
+}
+
+/**
+ * CPU time (ms) of a process (`own`) and of everything below it (`children`): the children it
+ * waited for, and every live descendant's own time and its waited-for children's. helm runs are
+ * children of the service's helper process, which waits for them; the helper lives as long as
+ * the service, so its time and theirs are read from the live helper.
+ */
+export function treeCpuMs(pid) {
+  const root = cpuTimes(pid);
+  if (!root) return null;
+  let children = root.reaped;
+  const stack = childrenOf(pid);
+  while (stack.length) {
+    const child = stack.pop();
+    const times = cpuTimes(child);
+    if (!times) continue;
+    children += times.own + times.reaped;
+    stack.push(...childrenOf(child));
+  }
+  return { own: root.own, children };
 }

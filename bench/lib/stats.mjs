@@ -54,7 +54,11 @@ export function fmt(s, unit = 'ms') {
 
 /** Prints rows of {figure, a, b, ratio, rounds, target, met} as an aligned table. */
 export function printTable(title, rows, head = ['figure', 'A', 'B', 'ratio', 'per round (p25–p75)', 'target', '']) {
-  const cells = rows.map((r) => [r.figure, r.a ?? '', r.b ?? '', r.ratio ?? '', r.rounds ?? '', r.target ?? '', r.met === undefined ? '' : r.met ? 'met' : 'MISSED']);
+  printGrid(title, head, rows.map((r) => [r.figure, r.a ?? '', r.b ?? '', r.ratio ?? '', r.rounds ?? '', r.target ?? '', r.met === undefined ? '' : r.met ? 'met' : 'MISSED']));
+}
+
+/** Prints rows of cells under `head` as an aligned table. */
+export function printGrid(title, head, cells) {
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => String(c[i]).length)));
   const line = (c) => c.map((v, i) => String(v).padEnd(widths[i])).join('  ').trimEnd();
   console.log(`\n${title}`);
