@@ -20,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane } from './lib/infra.mjs';
 import { kubeApi } from './lib/kube-api.mjs';
@@ -90,12 +91,14 @@ async function atSize(n, row, { dir, log, kind }) {
     const proxyKubeconfig = join(dir, `scale-${n}.kubeconfig`);
     const pki = (name) => readFileSync(join(cluster.dir, 'pki', name));
     const proxy = BY_PATH ? await startPathProxy(cluster.kubeconfig, proxyKubeconfig, { cert: pki('apiserver.crt'), key: pki('apiserver.key') }) : await startCountingProxy(cluster.kubeconfig, proxyKubeconfig);
-    const ctx = { n, kind, log, proxy, databaseUrl, kubeconfig: cluster.kubeconfig };
+    const ctx = { n, kind, log, proxy, databaseUrl, kubeconfig: cluster.kubeconfig, dir };
     try {
       for (const [name, phase] of [
         ['resyncs', resyncs],
         ['sigterm during the first resync', sigtermDuringFirst],
         ['hand edit', handEdit],
+        ['two replicas', twoReplicas],
+        ['stdio session', stdioSession],
         ['reads', reads],
       ]) {
         try {
@@ -357,6 +360,75 @@ async function handEdit(ctx, row) {
   }
 }
 
+/**
+ * Two replicas on one store, each through a counting proxy of its own, reconciler on: over the
+ * same stretch (both started, then two resync intervals after the elected one's first resync),
+ * how many resyncs, helm processes and API bytes each costs. One acts; the other only keeps its
+ * watches (their initial list) for status reads.
+ */
+async function twoReplicas(ctx, row) {
+  const { n, kind, log, dir } = ctx;
+  if (kind !== 'resync') return;
+  const second = await startCountingProxy(ctx.kubeconfig, join(dir, `scale-${n}-b.kubeconfig`));
+  const env = { RECONCILE_AUTOMATIC: 'true', RECONCILE_RESYNC_SECONDS: String(RESYNC_SECONDS), ...(RATE ? { RECONCILE_RATE: RATE } : {}) };
+  const watches = [logWatch(log), logWatch(log)];
+  const replicas = [];
+  try {
+    const bytesBefore = [ctx.proxy.bytes().down, second.bytes().down];
+    replicas.push(await launch(ctx, { ...env, REPLICA_ID: 'bench-a' }, watches[0].onLog));
+    replicas.push(await launch({ ...ctx, proxy: second }, { ...env, REPLICA_ID: 'bench-b' }, watches[1].onLog));
+    const first = await Promise.race(watches.map((w) => w.next(isResyncDone, resyncTimeoutMs(n))));
+    if (!first) throw new Error('neither replica finished a resync');
+    await sleep(2 * RESYNC_SECONDS * 1000 + 2 * (first.seconds ?? 0) * 1000);
+    const proxies = [ctx.proxy, second];
+    row.replicas = await Promise.all(
+      replicas.map(async (replica, i) => ({
+        resyncs: await metric(replica.base, RESYNCS),
+        helm: await metric(replica.base, HELM_COUNT),
+        bytesDown: proxies[i].bytes().down - bytesBefore[i],
+        leader: await metric(replica.base, 'agent_manager_reconciler_leader'),
+      })),
+    );
+    log(`scale ${n}: two replicas: ${row.replicas.map((r, i) => `${'ab'[i]}: leader ${count(r.leader)}, ${count(r.resyncs)} resyncs, ${count(r.helm)} helm, ${mb(r.bytesDown)}`).join('; ')}`);
+  } finally {
+    for (const replica of replicas) await replica.stop();
+    await second.close();
+  }
+}
+
+/**
+ * `agent-manager mcp` against the seeded store and cluster (the N agents and their releases):
+ * spawn → first tools/list answer, and stdin closed → process exited. A stdio session runs no
+ * reconciler, sweep or watches, so neither should grow with N.
+ */
+async function stdioSession(ctx, row) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: ctx.databaseUrl, KUBECONFIG: ctx.kubeconfig, LOG_LEVEL: 'error', RECONCILE_AUTOMATIC: 'true', ...(process.env.HELM_BIN ? { HELM_BIN: process.env.HELM_BIN } : {}) };
+  const started = performance.now();
+  const transport = new StdioClientTransport({ command: process.execPath, args: ['bin/agent-manager.mjs', 'mcp'], env, cwd: ROOT, stderr: 'ignore' });
+  const client = new Client({ name: 'scale-bench', version: '1' });
+  await client.connect(transport);
+  await client.listTools();
+  const firstListMs = performance.now() - started;
+  const { pid } = transport;
+  const closing = performance.now();
+  const exited = new Promise((resolve) => {
+    const poll = setInterval(() => {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        clearInterval(poll);
+        resolve(performance.now() - closing);
+      }
+    }, 10);
+  });
+  transport._process?.stdin?.end();
+  row.stdio = { firstListMs, exitMs: await exited };
+  await client.close().catch(() => undefined);
+  ctx.log(`scale ${ctx.n}: stdio session: first tools/list ${(firstListMs / 1000).toFixed(2)} s, exit ${(row.stdio.exitMs / 1000).toFixed(2)} s after stdin closed`);
+}
+
 /** GET over node:http with a keep-alive agent, the body read; throws unless 200. */
 function get(base, path, agent) {
   return new Promise((resolve, reject) => {
@@ -410,6 +482,12 @@ function judge(n, row, figure) {
     const found = row.edit.ms !== null;
     push('edit_found_s', `hand edit of a live Agent → finding${found ? '' : ' (not found: the wait)'}`, found ? row.edit.ms / 1000 : EDIT_TIMEOUT_MS / 1000, 's', '≤ 10 s', found && row.edit.ms <= 10_000);
   }
+  if (row.stdio) push('stdio_exit_s', 'stdio session: stdin closed → exit', row.stdio.exitMs / 1000, 's', '≤ 2 s', row.stdio.exitMs <= 2000);
+  if (row.replicas) {
+    const [a, b] = row.replicas;
+    const one = (a.resyncs > 0) !== (b.resyncs > 0) && Math.min(a.helm ?? 0, b.helm ?? 0) <= 1;
+    push('replicas_acting', 'two replicas: replicas that resynced', (a.resyncs > 0 ? 1 : 0) + (b.resyncs > 0 ? 1 : 0), '', '1', one);
+  }
   for (const [key, label] of [
     ['sigtermFirst', 'SIGTERM → exit during the first resync'],
     ['sigtermInMemory', 'SIGTERM → exit during an in-memory resync'],
@@ -452,6 +530,10 @@ export function printScale(scale) {
   add('  findings counted (agent_manager_reconciler_findings_total)', (r) => count(r.edit?.findings));
   add('SIGTERM → exit during the first resync', (r) => sigterm(r.sigtermFirst));
   add('SIGTERM → exit during an in-memory resync', (r) => sigterm(r.sigtermInMemory));
+  add('two replicas (same stretch): resyncs a / b', (r) => (r.replicas ? r.replicas.map((x) => count(x.resyncs)).join(' / ') : na));
+  add('  helm processes a / b', (r) => (r.replicas ? r.replicas.map((x) => count(x.helm)).join(' / ') : na));
+  add('  bytes read from the API server a / b', (r) => (r.replicas ? r.replicas.map((x) => mb(x.bytesDown)).join(' / ') : na));
+  add('stdio session (agent-manager mcp): stdin closed → exit', (r) => fmtS(r.stdio && r.stdio.exitMs / 1000));
   add('reads, reconciler off (RECONCILE_AUTOMATIC=false): list first page', (r) => fmtMs(r.reads?.list));
   add('reads, reconciler off: GET /api/v1/agents/{ns}/{name}', (r) => fmtMs(r.reads?.get));
   add('reads, reconciler off: GET …/{name}/status', (r) => fmtMs(r.reads?.status));
