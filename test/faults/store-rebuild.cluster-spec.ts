@@ -46,7 +46,7 @@ describe('store lost while running, rebuilt from the cluster', () => {
 
   it('answers /readyz 503 and refuses writes with 503 once the SQLite file was removed', async () => {
     const file = join(dir, 'first.db');
-    t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', DATABASE_URL: `file:${file}` });
+    t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false', DATABASE_URL: `file:${file}` });
     expect((await call(t.url, 'POST', '/api/v1/agents', { ...create, namespace: ns })).status).toBe(201);
     expect((await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${name}`, { toolset: ['preset:none'] })).status).toBe(200);
     expect((await call(t.url, 'GET', '/readyz')).status).toBe(200);
@@ -63,7 +63,7 @@ describe('store lost while running, rebuilt from the cluster', () => {
   });
 
   it('lists the unknown release for adoption, then store rebuild restores the agent with its two revisions', async () => {
-    t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', DATABASE_URL: `file:${join(dir, 'second.db')}` });
+    t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false', DATABASE_URL: `file:${join(dir, 'second.db')}` });
     expect((await call(t.url, 'GET', `/api/v1/agents/${ns}/${name}`)).status).toBe(404);
 
     const dry = await call(t.url, 'POST', '/api/v1/reconcile', { namespace: ns, dryRun: true });
@@ -114,7 +114,7 @@ describe('agent-manager store rebuild (the command) on SQLite', () => {
 
   it('adopts every agent with its history after the store file was deleted, and says what it did', async () => {
     const file = join(dir, 'store.db');
-    const env = { KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', DATABASE_URL: `file:${file}` };
+    const env = { KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false', DATABASE_URL: `file:${file}` };
     t = await startTestApp(env);
     for (const name of ['first', 'second']) {
       const created = await call(t.url, 'POST', '/api/v1/agents', { name, namespace: ns, modelConfig: 'default-model-config', toolset: ['preset:read-only'] });

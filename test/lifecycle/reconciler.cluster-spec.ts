@@ -26,6 +26,8 @@ describe('the elected reconciler', () => {
     const p = await startServiceProcess({
       DATABASE_URL: db.url, KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', REPLICA_ID: replica,
       RECONCILE_AUTOMATIC: 'true', LEASE_TTL_SECONDS: '3', RECONCILE_RESYNC_SECONDS: '3600', ...env,
+      // The control plane is shared with the other suites: their releases are not this store's agents.
+      WATCH_NAMESPACES: ns,
     });
     started.push(p);
     return p;
