@@ -1,5 +1,3 @@
-// npm test: also with helm 3 — a release left pending by a helm run that died, as each major names and frees it
-// npm test: also on PostgreSQL — replicas sharing one store: leases, idempotency keys, revisions and recovered operations
 import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

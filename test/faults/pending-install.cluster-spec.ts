@@ -1,5 +1,4 @@
 // npm test: also with helm 3 — what each major leaves behind a killed install or upgrade (--atomic vs --rollback-on-failure)
-// npm test: also on PostgreSQL — recovery reads and finishes the operations a killed service left in the store
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';

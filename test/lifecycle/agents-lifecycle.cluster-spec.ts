@@ -1,5 +1,4 @@
 // npm test: also with helm 3 — install, upgrade, rollback and uninstall: each major's flags and the JSON it prints
-// npm test: also on PostgreSQL — the whole lifecycle: records, revisions, operations and deleted lives in the store
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';

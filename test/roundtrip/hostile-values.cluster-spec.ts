@@ -1,5 +1,4 @@
 // npm test: also with helm 3 — values through each major's YAML parser and templates
-// npm test: also on PostgreSQL — hostile values kept exactly in JSON columns (PostgreSQL normalizes JSON differently from SQLite)
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';

@@ -1,5 +1,4 @@
 // npm test: also with helm 3 — the pending-upgrade state each major leaves, and its recovery
-// npm test: also on PostgreSQL — the interrupted operation and the revision it recorded, read back after a restart
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { TestCluster } from '../support/cluster.js';
