@@ -20,11 +20,11 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startControlPlane } from './lib/infra.mjs';
 import { kubeApi } from './lib/kube-api.mjs';
 import { startCountingProxy, startPathProxy } from './lib/proxy.mjs';
+import { stdioRound } from './lib/stdio.mjs';
 import { seedRef } from './lib/seed.mjs';
 import { HELM_BIN, ROOT, startService } from './lib/service.mjs';
 import { interleave, printGrid } from './lib/stats.mjs';
@@ -402,31 +402,10 @@ async function twoReplicas(ctx, row) {
  * reconciler, sweep or watches, so neither should grow with N.
  */
 async function stdioSession(ctx, row) {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: ctx.databaseUrl, KUBECONFIG: ctx.kubeconfig, LOG_LEVEL: 'error', RECONCILE_AUTOMATIC: 'true', ...(process.env.HELM_BIN ? { HELM_BIN: process.env.HELM_BIN } : {}) };
-  const started = performance.now();
-  const transport = new StdioClientTransport({ command: process.execPath, args: ['bin/agent-manager.mjs', 'mcp'], env, cwd: ROOT, stderr: 'ignore' });
-  const client = new Client({ name: 'scale-bench', version: '1' });
-  await client.connect(transport);
-  await client.listTools();
-  const firstListMs = performance.now() - started;
-  const { pid } = transport;
-  const closing = performance.now();
-  const exited = new Promise((resolve) => {
-    const poll = setInterval(() => {
-      try {
-        process.kill(pid, 0);
-      } catch {
-        clearInterval(poll);
-        resolve(performance.now() - closing);
-      }
-    }, 10);
-  });
-  transport._process?.stdin?.end();
-  row.stdio = { firstListMs, exitMs: await exited };
-  await client.close().catch(() => undefined);
-  ctx.log(`scale ${ctx.n}: stdio session: first tools/list ${(firstListMs / 1000).toFixed(2)} s, exit ${(row.stdio.exitMs / 1000).toFixed(2)} s after stdin closed`);
+  const { firstList, exitMs } = await stdioRound(env);
+  row.stdio = { firstListMs: firstList, exitMs };
+  ctx.log(`scale ${ctx.n}: stdio session: first tools/list ${(firstList / 1000).toFixed(2)} s, exit ${(exitMs / 1000).toFixed(2)} s after stdin closed`);
 }
 
 /** GET over node:http with a keep-alive agent, the body read; throws unless 200. */
