@@ -17,6 +17,8 @@ import { Reconciler } from './reconcile.service.js';
 const RETRY_MS = 2_000;
 /** How long the watches may take to list before the reconciler says so (it keeps waiting). */
 const SYNC_WARNING_MS = 60_000;
+/** How long the reconciler waits after the store failed it before it goes on. */
+const STORE_RETRY_MS = 10_000;
 /** How often a service whose cluster does not answer asks again before it starts its watches. */
 const CLUSTER_RETRY_MS = 10_000;
 /** Store rows read per query during a full resync. */
@@ -149,16 +151,22 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
     while (this.running && !this.view.synced) await this.pause(1_000);
     clearTimeout(warning);
     while (this.running) {
-      if (this.dirty.size > 0) {
-        await this.decideChanged();
-        continue;
+      try {
+        if (this.dirty.size > 0) {
+          await this.decideChanged();
+          continue;
+        }
+        if (Date.now() >= this.nextResync) {
+          await this.resync();
+          this.nextResync = Date.now() + this.config.RECONCILE_RESYNC_SECONDS * 1000;
+          continue;
+        }
+        await this.pause(this.nextResync - Date.now());
+      } catch (error) {
+        // The store failing a read (a resync's page, a changed agent's record): said, and tried again shortly.
+        this.logger.warn(`the reconciler could not read the store, it tries again in ${STORE_RETRY_MS / 1000}s: ${(error as Error).message}`);
+        await this.pause(STORE_RETRY_MS);
       }
-      if (Date.now() >= this.nextResync) {
-        await this.resync();
-        this.nextResync = Date.now() + this.config.RECONCILE_RESYNC_SECONDS * 1000;
-        continue;
-      }
-      await this.pause(this.nextResync - Date.now());
     }
   }
 
@@ -190,7 +198,10 @@ export class FleetReconciler implements OnApplicationBootstrap, OnModuleDestroy 
     const [key, ref] = this.dirty.entries().next().value!;
     this.dirty.delete(key);
     await this.slot();
-    const found = await this.repository.findActive(ref.namespace, ref.name);
+    const found = await this.repository.findActive(ref.namespace, ref.name).catch((error: unknown) => {
+      this.dirty.set(key, ref); // decided once the store answers again
+      throw error;
+    });
     await this.decide(ref, found && { namespace: found.namespace, name: found.name, helmRevision: found.helmRevision, values: found.values });
   }
 
