@@ -7,5 +7,5 @@ export type { HelmPoolStats, HelmPriority } from './helm-pool.js';
 export type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
 export { HelmReleases } from './helm-releases.js';
 export type { ListedRelease, ReleaseRevision } from './helm-releases.js';
-export { decodeReleaseData, encodeReleaseData, HELM_SYSTEM_LABELS, MANAGED_RELEASE_LABEL, MANAGED_RELEASE_SELECTOR, RELEASE_SECRET_TYPE, releaseInfoOf, releaseSecretName } from './release-storage.js';
+export { decodeReleaseData, encodeReleaseData, MANAGED_RELEASE_LABEL, MANAGED_RELEASE_SELECTOR, RELEASE_SECRET_TYPE, releaseSecretName } from './release-storage.js';
 export type { StoredRelease } from './release-storage.js';

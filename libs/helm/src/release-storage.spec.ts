@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
-import { decodeReleaseData, encodeReleaseData, releaseInfoOf, releaseSecretName, type StoredRelease } from './release-storage.js';
+import { decodeReleaseData, encodeReleaseData, releaseSecretName, type StoredRelease } from './release-storage.js';
 
 const release: StoredRelease = {
   name: 'triage',
@@ -13,11 +13,8 @@ const release: StoredRelease = {
 };
 
 describe('helm release storage', () => {
-  it('reads back what it wrote, as `helm status` would show it', () => {
-    expect(releaseInfoOf(decodeReleaseData(encodeReleaseData(release)))).toEqual({
-      name: 'triage', namespace: 'team-a', revision: 3, status: 'deployed', description: 'Upgrade complete', chart: 'agent-0.6.0',
-      values: { modelConfig: 'default', toolset: ['preset:read-only'] }, manifest: 'kind: Agent\n',
-    });
+  it('reads back what it wrote', () => {
+    expect(decodeReleaseData(encodeReleaseData(release))).toEqual(release);
   });
 
   it('reads an uncompressed release too (helm writes gzip, but reads either)', () => {

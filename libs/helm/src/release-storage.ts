@@ -1,5 +1,4 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { ReleaseInfo } from './helm.types.js';
 
 /**
  * helm's storage of a release in a Kubernetes Secret (its default driver, helm 3 and 4): one
@@ -9,8 +8,6 @@ import type { ReleaseInfo } from './helm.types.js';
  * release. Reading it in-process answers what `helm status` answers without starting helm.
  */
 export const RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
-/** The labels helm writes itself; every other label on a release Secret is one of the release's own. */
-export const HELM_SYSTEM_LABELS = ['name', 'owner', 'status', 'version', 'createdAt', 'modifiedAt'] as const;
 
 /**
  * The custom label agent-manager writes on every release of an agent (`helm install|upgrade
@@ -57,19 +54,4 @@ export function decodeReleaseData(data: string): StoredRelease {
 export function encodeReleaseData(release: StoredRelease | Record<string, unknown>): string {
   const helmText = gzipSync(Buffer.from(JSON.stringify(release), 'utf8')).toString('base64');
   return Buffer.from(helmText, 'latin1').toString('base64');
-}
-
-/** What `helm status --output json` would answer for this revision. */
-export function releaseInfoOf(release: StoredRelease): ReleaseInfo {
-  const chart = release.chart?.metadata;
-  return {
-    name: release.name,
-    namespace: release.namespace,
-    revision: release.version,
-    status: release.info.status,
-    description: release.info.description ?? '',
-    ...(chart ? { chart: `${chart.name}-${chart.version}` } : {}),
-    values: release.config ?? {},
-    manifest: release.manifest ?? '',
-  };
 }
