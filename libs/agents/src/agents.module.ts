@@ -27,6 +27,10 @@ import { FleetReconciler } from './reconcile/fleet-reconciler.js';
 import { WATCHED_FLEET } from './reconcile/watched-fleet.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
 import { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
+import { FleetRollouts } from './rollout/rollouts.service.js';
+import { RolloutsRepository } from './rollout/rollouts.repository.js';
+import { RolloutsTools } from './rollout/rollouts.tools.js';
+import { ROLLOUT_OPERATIONS } from './rollout/rollouts.operations.js';
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
@@ -59,8 +63,8 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
-  exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
+  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS), ...restControllers(ROLLOUT_OPERATIONS)],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, FleetRollouts, RolloutsRepository, RolloutsTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
+  exports: [FleetRollouts, AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

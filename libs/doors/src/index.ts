@@ -25,6 +25,7 @@ export {
   MAX_LABELS,
   MaxCodePoints,
   metadataCapProblem,
+  metadataProblems,
   Optional,
   WholeNumberText,
 } from './validators.js';

@@ -24,6 +24,8 @@ export interface RestReply {
   status(code: number): void;
   /** The agent's version as its ETag, for If-Match on the next write. */
   etag(agent: { version: number } | null | undefined): void;
+  /** Where what was created can be read (202 Accepted's Location). */
+  location(path: string): void;
 }
 
 /** The REST route of an operation: Nest's route and @nestjs/swagger's documentation of it. */

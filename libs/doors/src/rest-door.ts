@@ -122,7 +122,7 @@ async function restCall(doors: OperationDoors, operation: OperationDescriptor, r
   const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query);
   const input: OperationInput = { path: req.params, args, headers: () => writeHeaders(req) };
   const answer = await doors.run(operation, input);
-  rest.reply?.(answer, { status: (code) => res.status(code), etag: (agent) => agent && res.setHeader('ETag', `"${agent.version}"`) }, input);
+  rest.reply?.(answer, { status: (code) => res.status(code), etag: (agent) => agent && res.setHeader('ETag', `"${agent.version}"`), location: (path) => res.setHeader('Location', path) }, input);
   return answer;
 }
 

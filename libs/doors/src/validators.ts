@@ -68,7 +68,7 @@ export function metadataCapProblem(value: Record<string, unknown>, labels: boole
   return `total ${bytes} bytes (keys and values, UTF-8), more than the ${MAX_ANNOTATION_BYTES} allowed: the Kubernetes API server accepts 256 KiB of annotations per object, of which 2 KiB stay free for helm's and agent-manager's own; keep large data out of annotations`;
 }
 
-function metadataProblems(value: unknown, labels: boolean): string[] {
+export function metadataProblems(value: unknown, labels: boolean): string[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['must be an object whose values are strings, e.g. {"team": "sre"}'];
   const cap = metadataCapProblem(value as Record<string, unknown>, labels);
   if (cap) return [cap];

@@ -1,0 +1,67 @@
+import { createTwoFilesPatch } from 'diff';
+import type { LiveAgent } from '@app/kube';
+
+/** What became of one agent in a rollout (docs/rollouts.md). */
+export type RolloutAgentState = 'pending' | 'upgraded' | 'unchanged' | 'failed' | 'rolledBack' | 'skipped';
+export type RolloutState = 'running' | 'paused' | 'cancelled' | 'succeeded' | 'failed';
+
+export const ROLLOUT_STATES: readonly RolloutState[] = ['running', 'paused', 'cancelled', 'succeeded', 'failed'];
+/** A rollout in one of these states never moves again. */
+export const FINISHED: readonly RolloutState[] = ['cancelled', 'succeeded', 'failed'];
+
+/**
+ * The wave of each of `count` agents, in order: `sizes` are the waves' sizes (a canary first, then
+ * batches), the last size repeated until every agent has a wave. [1, 5] for 12 agents: 1, 5, 5, 1.
+ */
+export function planWaves(count: number, sizes: readonly number[]): number[] {
+  const waves: number[] = [];
+  let wave = 0;
+  let left = sizes[0] ?? count;
+  for (let i = 0; i < count; i++) {
+    if (left === 0) {
+      wave++;
+      left = sizes[Math.min(wave, sizes.length - 1)];
+    }
+    waves.push(wave);
+    left--;
+  }
+  return waves;
+}
+
+export type GateVerdict = { healthy: true } | { healthy: false; final: boolean; reason: string };
+
+/**
+ * Whether a live Agent passes a wave's health gate: kagent observed the generation the upgrade
+ * wrote (when it says which it observed) and reports `Accepted` and `Ready` true. `final`: waiting
+ * longer cannot help (a condition is False with the generation observed); otherwise the gate waits
+ * until its timeout.
+ */
+export function gateVerdict(live: LiveAgent | null): GateVerdict {
+  if (!live) return { healthy: false, final: false, reason: 'the live Agent does not exist' };
+  const { generation } = live.metadata;
+  const observed = live.status?.observedGeneration;
+  if (generation !== undefined && observed !== undefined && observed < generation) {
+    return { healthy: false, final: false, reason: `kagent has not observed generation ${generation} yet (observed ${observed})` };
+  }
+  const conditions = live.status?.conditions ?? [];
+  for (const type of ['Accepted', 'Ready']) {
+    const condition = conditions.find((c) => c.type === type);
+    if (!condition) return { healthy: false, final: false, reason: `the Agent reports no ${type} condition yet` };
+    if (condition.status !== 'True') {
+      const why = [condition.reason, condition.message].filter(Boolean).join(': ');
+      return { healthy: false, final: condition.status === 'False' && observed !== undefined, reason: `${type} is ${condition.status}${why ? ` (${why})` : ''}` };
+    }
+  }
+  return { healthy: true };
+}
+
+/** A unified diff of two rendered manifests, '' when they are the same. */
+export function manifestDiff(name: string, before: string, after: string, labels: { from: string; to: string }): string {
+  if (before === after) return '';
+  return createTwoFilesPatch(`${name} (${labels.from})`, `${name} (${labels.to})`, before, after, undefined, undefined, { context: 3 });
+}
+
+/** Whether one more failure stops the rollout: the budget is how many agents may fail in all. */
+export function overBudget(failures: number, budget: number): boolean {
+  return failures > budget;
+}
