@@ -31,6 +31,8 @@ export interface ChartInEffect {
   ref: string;
   name: string | null;
   version: string | null;
+  /** The folder helm reads the chart from, when it is one on this machine (its values.schema.json is digested for get_info). */
+  dir: string | null;
   /** Present while the configured chart cannot be pulled and the bundled one is used. */
   fallback: { configured: string; configuredVersion: string | null; reason: string; retryAfter: string } | null;
 }
@@ -130,17 +132,17 @@ export class ChartSources {
     const { ref, version } = this.config.agentChart;
     if (isOci(ref)) {
       const pulled = this.pulled.get(cacheKey(ref, version));
-      if (pulled) return { ref, name: pulled.name, version: pulled.chartVersion, fallback: null };
+      if (pulled) return { ref, name: pulled.name, version: pulled.chartVersion, dir: pulled.ref, fallback: null };
       if (this.failure) {
         const bundled = this.bundled();
         const retryAfter = new Date(this.failure.atMs + CHART_PULL_RETRY_MS).toISOString();
-        return { ref: bundled.source, name: bundled.name, version: bundled.chartVersion, fallback: { configured: ref, configuredVersion: version ?? null, reason: this.failure.reason, retryAfter } };
+        return { ref: bundled.source, name: bundled.name, version: bundled.chartVersion, dir: bundled.ref, fallback: { configured: ref, configuredVersion: version ?? null, reason: this.failure.reason, retryAfter } };
       }
       // Not pulled yet: the first write pulls it.
-      return { ref, name: null, version: version ?? null, fallback: null };
+      return { ref, name: null, version: version ?? null, dir: null, fallback: null };
     }
     const chart = isLocal(ref) ? localChart(ref, version) : remoteChart(ref, version);
-    return { ref: chart.source, name: chart.name, version: chart.chartVersion, fallback: null };
+    return { ref: chart.source, name: chart.name, version: chart.chartVersion, dir: isLocal(ref) ? chart.ref : null, fallback: null };
   }
 
   private async attemptConfigured(ref: string, version: string | undefined): Promise<ResolvedChart> {
