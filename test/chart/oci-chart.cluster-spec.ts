@@ -171,8 +171,8 @@ describe('AGENT_CHART from an OCI registry on loopback', () => {
 
   describe('with the registry down from the start', () => {
     let t: TestApp;
-    let warn: ReturnType<typeof jest.spyOn>;
-    const fallbackWarnings = () => warn.mock.calls.map(([message]) => String(message)).filter((message) => message.includes('bundled chart'));
+    let warn: jest.Spied<Logger['warn']>;
+    const fallbackWarnings = () => warn.mock.calls.map((args: unknown[]) => String(args[0])).filter((message: string) => message.includes('bundled chart'));
 
     beforeAll(async () => {
       await registry.stop();
