@@ -27,6 +27,15 @@ describe('loadConfig', () => {
     }
   });
 
+  it('takes an oci:// AGENT_CHART only with its version, and pulls over https unless told plain http', () => {
+    expect(() => loadConfig({ AGENT_CHART: 'oci://registry.example.com/charts/agent' })).toThrow(/AGENT_CHART_VERSION="": required with AGENT_CHART="oci:\/\/registry.example.com\/charts\/agent"/);
+    const config = loadConfig({ AGENT_CHART: 'oci://registry.example.com/charts/agent', AGENT_CHART_VERSION: '0.6.1' });
+    expect(config.agentChart).toEqual({ ref: 'oci://registry.example.com/charts/agent', version: '0.6.1' });
+    expect(config.AGENT_CHART_PLAIN_HTTP).toBe(false);
+    expect(loadConfig({ AGENT_CHART_PLAIN_HTTP: 'true' }).AGENT_CHART_PLAIN_HTTP).toBe(true);
+    expect(() => loadConfig({ AGENT_CHART_PLAIN_HTTP: 'yes' })).toThrow(/AGENT_CHART_PLAIN_HTTP must be true or false/);
+  });
+
   it('refuses a REPLICA_ID that takes the recovery sweeps\' prefix', () => {
     expect(() => loadConfig({ REPLICA_ID: 'recovery@a' })).toThrow(/REPLICA_ID=/);
   });

@@ -71,6 +71,17 @@ export class AppConfig {
   @MinLength(1)
   AGENT_CHART_VERSION?: string;
 
+  /** Pull an oci:// AGENT_CHART (and rollout targets) over plain http: for a registry without TLS, e.g. one on loopback. */
+  @Transform(({ value }) => booleanSetting(value, false))
+  @IsBoolean({ message: 'AGENT_CHART_PLAIN_HTTP must be true or false' })
+  AGENT_CHART_PLAIN_HTTP: boolean;
+
+  /** Where charts pulled from a registry are kept, one folder per reference and version; default <tmp>/agent-manager-charts-<user>. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  AGENT_CHART_CACHE_DIR?: string;
+
   @Transform(({ value }) => (value === undefined || value === '' ? 'log' : value))
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel;
@@ -417,7 +428,7 @@ function commaList(value: unknown): string[] {
 
 const EMPTY_MEANS_EMPTY = new Set(['MCP_IGNORED_QUERY_KEYS']);
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'RECONCILE_RESYNC_SECONDS', 'RECONCILE_RATE', 'WATCH_NAMESPACES', 'BLUEPRINTS_FILE'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'AGENT_CHART_PLAIN_HTTP', 'AGENT_CHART_CACHE_DIR', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'RECONCILE_RESYNC_SECONDS', 'RECONCILE_RATE', 'WATCH_NAMESPACES', 'BLUEPRINTS_FILE'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -473,6 +484,9 @@ function authConflicts(config: AppConfig): string[] {
       `HOST=${JSON.stringify(config.HOST)}: authentication is off (neither OIDC_ISSUER_URL nor API_TOKENS_FILE is set), so anyone who reaches this address would be admin; ` +
         'turn authentication on, listen on a loopback address (HOST=127.0.0.1), or set AUTH_DISABLED=true to serve without authentication on purpose',
     );
+  }
+  if (config.AGENT_CHART.startsWith('oci://') && config.AGENT_CHART_VERSION === undefined) {
+    problems.push(`AGENT_CHART_VERSION="": required with AGENT_CHART=${JSON.stringify(config.AGENT_CHART)}: an OCI chart is pulled once per version, so name the version every write uses, e.g. AGENT_CHART_VERSION=0.6.0`);
   }
   if (config.METRICS_PORT !== undefined && config.METRICS_PORT === config.PORT) {
     problems.push(`METRICS_PORT="${config.METRICS_PORT}": it is PORT too; leave METRICS_PORT unset to serve /metrics on PORT, or choose another port`);

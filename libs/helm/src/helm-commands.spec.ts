@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { installArgs, upgradeInstallArgs, type WriteCommand } from './helm-commands.js';
+import { installArgs, pullArgs, upgradeInstallArgs, type WriteCommand } from './helm-commands.js';
 import { MANAGED_RELEASE_LABEL } from './release-storage.js';
 
 const command = (major: number): WriteCommand => ({
@@ -25,5 +25,13 @@ describe('helm write commands', () => {
     ['upgrade --install, helm 4', upgradeInstallArgs, 4],
   ])('%s labels the release as agent-manager\'s, so the watches select it', (_, build, major) => {
     expect(labels(build(command(major)))).toBe(`${MANAGED_RELEASE_LABEL}=true`);
+  });
+});
+
+describe('helm pull', () => {
+  it('unpacks the chart of a version into the destination, over plain http only when asked', () => {
+    const chart = { ref: 'oci://127.0.0.1:5000/charts/agent', version: '0.6.1' };
+    expect(pullArgs(chart, '/cache/x')).toEqual(['pull', chart.ref, '--version', '0.6.1', '--untar', '--destination', '/cache/x']);
+    expect(pullArgs(chart, '/cache/x', { plainHttp: true })).toEqual(['pull', chart.ref, '--version', '0.6.1', '--untar', '--destination', '/cache/x', '--plain-http']);
   });
 });

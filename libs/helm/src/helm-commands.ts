@@ -53,3 +53,11 @@ const MANAGED_LABEL_ARGS = ['--labels', `${MANAGED_RELEASE_LABEL}=true`];
 export function versionArgs(chart: ChartSource): string[] {
   return chart.version ? ['--version', chart.version] : [];
 }
+
+/**
+ * `helm pull`: the chart unpacked into `destination` (a folder of its own, named as the chart);
+ * `--plain-http` for a registry served over http (AGENT_CHART_PLAIN_HTTP).
+ */
+export function pullArgs(chart: ChartSource, destination: string, options: { plainHttp?: boolean } = {}): string[] {
+  return ['pull', chart.ref, ...versionArgs(chart), '--untar', '--destination', destination, ...(options.plainHttp ? ['--plain-http'] : [])];
+}

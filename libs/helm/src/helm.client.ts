@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, type KubeIdentity } from '@app/common';
 import { clusterRefusal, helmFailure } from './helm-errors.js';
-import { installArgs, upgradeInstallArgs, versionArgs, type WriteCommand } from './helm-commands.js';
+import { installArgs, pullArgs, upgradeInstallArgs, versionArgs, type WriteCommand } from './helm-commands.js';
 import { HelmPool, type HelmPoolStats, type HelmPriority } from './helm-pool.js';
 import { HelmSpawner } from './helm-spawner.js';
 import type { ChartSource, HelmVersion, HistoryEntry, ReleaseInfo, ReleaseRef, WriteOptions } from './helm.types.js';
@@ -38,7 +38,7 @@ export function defaultHelmConcurrency(): number {
   return 2 * availableParallelism();
 }
 
-interface RunResult {
+export interface RunResult {
   stdout: string;
   stderr: string;
   exitCode: number;
@@ -94,6 +94,16 @@ export class HelmClient {
     const major = Number(/^v?(\d+)\./.exec(version)?.[1]);
     if (!(major >= 3)) throw new AppError('backend_error', `cannot read the helm version from "${version}" (${this.bin})`);
     return { version, major };
+  }
+
+  /**
+   * Fetches a chart from a registry or repository into `destination`, unpacked (`helm pull --untar`):
+   * no cluster, no impersonation (the service's own fetch, not the caller's). Answers helm's exit
+   * code and message; chart-source.ts decides what a failure means.
+   */
+  async pull(chart: ChartSource, destination: string, options: { plainHttp?: boolean; timeoutSeconds?: number } = {}): Promise<RunResult> {
+    const args = pullArgs(chart, destination, options);
+    return this.pool.run('read', () => this.observed(args, options.timeoutSeconds ?? 60));
   }
 
   /** Renders the chart locally (no cluster): the manifests a write would apply. */

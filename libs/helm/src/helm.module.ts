@@ -5,6 +5,7 @@ import { Metrics } from '@app/telemetry';
 import { HelmClient, type HelmClientOptions } from './helm.client.js';
 import { resolveHelmBinary } from './helm-binary.js';
 import { observeHelm } from './helm-telemetry.js';
+import { ChartSources } from './chart-source.js';
 
 /**
  * After start, in the background (nothing waits for helm to answer before the service is up):
@@ -73,7 +74,8 @@ function helmOptions(config: AppConfig, cluster: ClusterState, metrics: Metrics)
       },
     },
     HelmStartup,
+    ChartSources,
   ],
-  exports: [HelmClient],
+  exports: [HelmClient, ChartSources],
 })
 export class HelmModule {}

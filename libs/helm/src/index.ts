@@ -9,3 +9,5 @@ export { HelmReleases } from './helm-releases.js';
 export type { ListedRelease, ReleaseRevision } from './helm-releases.js';
 export { decodeReleaseData, encodeReleaseData, MANAGED_RELEASE_LABEL, MANAGED_RELEASE_SELECTOR, RELEASE_SECRET_TYPE, releaseSecretName } from './release-storage.js';
 export type { StoredRelease } from './release-storage.js';
+export { CHART_PULL_RETRY_MS, ChartSources } from './chart-source.js';
+export type { ChartInEffect, ResolvedChart } from './chart-source.js';

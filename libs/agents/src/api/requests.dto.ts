@@ -257,6 +257,11 @@ export class RevisionsQueryDto {
   life?: (typeof REVISION_LIVES)[number];
 }
 
+/** A chart's name as helm accepts it in Chart.yaml (lower case, digits, dashes). */
+const CHART_NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A semantic version as helm requires of Chart.yaml (no leading v), bounded. */
+const CHART_VERSION_PATTERN = /^\d{1,9}\.\d{1,9}\.\d{1,9}([-+][0-9A-Za-z.+-]{1,100})?$/;
+
 export const LIST_STATUSES = ['active', 'deleted', 'all'] as const;
 
 export class ListAgentsQueryDto {
@@ -277,6 +282,18 @@ export class ListAgentsQueryDto {
   @IsString()
   @Matches(/^[a-z][a-z0-9_]{0,62}$/, { message: 'blueprint must be a blueprint name: a lower-case letter, then up to 62 lower-case letters, digits or "_"' })
   blueprint?: string;
+
+  @ApiPropertyOptional({ description: 'Only agents whose last write used a chart of this name (as get_agent shows it: chart.name)', example: 'agent', pattern: CHART_NAME_PATTERN.source, maxLength: 63 })
+  @Optional()
+  @IsString()
+  @Matches(CHART_NAME_PATTERN, { message: 'chartName must be a chart name as Chart.yaml spells it, e.g. agent: lower-case letters, digits and "-", up to 63' })
+  chartName?: string;
+
+  @ApiPropertyOptional({ description: 'Only agents whose last write used this chart version (as get_agent shows it: chart.version), e.g. to find who a rollout has not reached', example: '0.6.0', pattern: CHART_VERSION_PATTERN.source, maxLength: 128 })
+  @Optional()
+  @IsString()
+  @Matches(CHART_VERSION_PATTERN, { message: 'chartVersion must be a semantic version as Chart.yaml spells it, e.g. 0.6.0 or 1.0.0-rc.1' })
+  chartVersion?: string;
 
   @ApiPropertyOptional({ description: 'Which records: active agents (default), deleted ones kept for their history, or all', enum: LIST_STATUSES, default: 'active' })
   @Optional()

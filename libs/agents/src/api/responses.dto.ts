@@ -255,11 +255,26 @@ export class HelmInfoDto {
   @ApiProperty({ example: '/opt/agent-manager/node_modules/.cache/agent-manager/helm' }) binary: string;
 }
 
+/** The chart writes use at this moment: AGENT_CHART, or the bundled chart while an OCI AGENT_CHART cannot be pulled. */
+export class ChartInEffectDto {
+  @ApiProperty({ description: 'AGENT_CHART, or the bundled chart while it stands in', example: 'oci://registry.example.com/charts/agent' }) ref: string;
+  @ApiProperty({ nullable: true, type: String, description: "The chart's name (its Chart.yaml); null for an OCI chart no write has pulled yet", example: 'agent' }) name: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '0.6.1' }) version: string | null;
+}
+
+/** Why the bundled chart stands in for an OCI AGENT_CHART, and when a write tries the registry again. */
+export class ChartFallbackDto {
+  @ApiProperty({ description: 'Why the configured chart could not be pulled (helm\'s message)', example: 'failed to do request: dial tcp 10.0.0.5:443: connect: connection refused' }) reason: string;
+  @ApiProperty({ description: 'The first write from this time on pulls the configured chart again', format: 'date-time', example: '2025-01-01T12:01:00.000Z' }) retryAfter: string;
+}
+
 export class ChartInfoDto {
-  @ApiProperty({ example: '/opt/agent-manager/charts/agent' }) ref: string;
-  @ApiProperty({ nullable: true, type: String, example: '0.6.0' }) version: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'sha256 of values.schema.json for a local chart', example: 'sha256:3b1f0c9a5e7d2b4c6a8e0f1d3c5b7a9e2d4f6b8a0c1e3d5f7a9b2c4d6e8f0a1b' })
+  @ApiProperty({ description: 'AGENT_CHART: a local path or an oci:// reference', example: '/opt/agent-manager/charts/agent' }) ref: string;
+  @ApiProperty({ nullable: true, type: String, description: 'AGENT_CHART_VERSION', example: '0.6.0' }) version: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'sha256 of values.schema.json of the chart in effect (null for an OCI chart not pulled yet)', example: 'sha256:3b1f0c9a5e7d2b4c6a8e0f1d3c5b7a9e2d4f6b8a0c1e3d5f7a9b2c4d6e8f0a1b' })
   valuesSchemaDigest: string | null;
+  @ApiProperty({ type: ChartInEffectDto, description: 'The chart writes use now' }) inEffect: ChartInEffectDto;
+  @ApiProperty({ type: ChartFallbackDto, nullable: true, description: 'Set while the bundled chart stands in for an OCI AGENT_CHART the registry did not give' }) fallback: ChartFallbackDto | null;
 }
 
 export class CapabilitiesDto {

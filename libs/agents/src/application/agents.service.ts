@@ -62,6 +62,8 @@ export class AgentsService {
       state: status === 'all' ? undefined : status,
       label: input.label,
       blueprint: input.blueprint,
+      chartName: input.chartName,
+      chartVersion: input.chartVersion,
       after: input.cursor ? decodeCursor(input.cursor) : undefined,
       limit: input.limit ?? 20,
     });
@@ -135,7 +137,7 @@ export class AgentsService {
     let manifests: string | null = null;
     if (violations.length === 0) {
       try {
-        manifests = await this.helm.template({ namespace: input.namespace, name: input.name }, this.runner.chart, toChartValues(spec as AgentSpec));
+        manifests = await this.helm.template({ namespace: input.namespace, name: input.name }, await this.runner.chart(), toChartValues(spec as AgentSpec));
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== 'invalid_request') throw error;
         append(violations, error.details.length > 0 ? error.details : [{ path: 'values', message: error.message }]);

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig, PROJECT_PACKAGE } from '@app/common';
-import { HelmClient } from '@app/helm';
+import { ChartSources, HelmClient } from '@app/helm';
 import { McpRegistry } from '@app/mcp';
 import { ClusterState, clusterReportWithoutPaths } from '@app/kube';
 import { Store } from '@app/store';
@@ -26,6 +26,7 @@ export class ServiceInfoService {
     private readonly store: Store,
     private readonly cluster: ClusterState,
     private readonly mcp: McpRegistry,
+    private readonly charts: ChartSources,
   ) {}
 
   /**
@@ -40,7 +41,7 @@ export class ServiceInfoService {
     return {
       service: 'agent-manager',
       version: this.version,
-      chart: { ref: shown(this.config.AGENT_CHART), version: this.config.AGENT_CHART_VERSION ?? null, valuesSchemaDigest: schemaDigest(this.config.chartRef) },
+      chart: this.chartInfo(shown),
       helm: { version: helm?.version ?? null, major: helm?.major ?? null, binary: shown(this.helm.bin) },
       store: this.store.provider,
       cluster: options.paths ? cluster : clusterReportWithoutPaths(cluster),
@@ -59,10 +60,23 @@ export class ServiceInfoService {
       ],
     };
   }
+
+  /** AGENT_CHART as configured, the chart writes use now, and why the bundled one stands in (while it does). */
+  private chartInfo(shown: (path: string) => string): InfoDto['chart'] {
+    const effect = this.charts.inEffect();
+    return {
+      ref: shown(this.config.AGENT_CHART),
+      version: this.config.AGENT_CHART_VERSION ?? null,
+      valuesSchemaDigest: schemaDigest(effect.dir),
+      inEffect: { ref: shown(effect.ref), name: effect.name, version: effect.version },
+      fallback: effect.fallback ? { reason: effect.fallback.reason, retryAfter: effect.fallback.retryAfter } : null,
+    };
+  }
 }
 
-function schemaDigest(chartRef: string): string | null {
-  const file = join(chartRef, 'values.schema.json');
+function schemaDigest(chartDir: string | null): string | null {
+  if (chartDir === null) return null;
+  const file = join(chartDir, 'values.schema.json');
   return existsSync(file) ? `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}` : null;
 }
 

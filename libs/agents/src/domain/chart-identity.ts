@@ -12,6 +12,14 @@ export interface ChartIdentity {
 export interface ChartUsed {
   ref: string;
   version?: string | null;
+  /**
+   * Set for a chart ChartSources resolved (@app/helm): the reference as configured or asked (an
+   * oci://… one, where `ref` is its pulled copy), which the record keeps, and the chart's own name
+   * and version, read from the copy helm installs.
+   */
+  source?: string;
+  name?: string;
+  chartVersion?: string | null;
 }
 
 /** Chart.yaml of local chart directories, read again when the file changes (a new release of the service). */
@@ -22,6 +30,7 @@ const chartFiles = new Map<string, { mtimeMs: number; identity: ChartIdentity | 
  * by helm wins), any other reference's (oci://…/agent, repo/agent) from its last segment.
  */
 export function chartIdentity(chart: ChartUsed): ChartIdentity {
+  if (chart.name !== undefined) return { name: chart.name, version: chart.version ?? chart.chartVersion ?? null };
   const local = chartFile(chart.ref);
   return { name: local?.name ?? chartNameOf(chart.ref), version: chart.version ?? local?.version ?? null };
 }
@@ -29,7 +38,7 @@ export function chartIdentity(chart: ChartUsed): ChartIdentity {
 /** The Agent row's chart columns for a chart a write used. */
 export function chartColumns(chart: ChartUsed): { chartRef: string; chartName: string; chartVersion: string | null } {
   const identity = chartIdentity(chart);
-  return { chartRef: chart.ref, chartName: identity.name, chartVersion: identity.version };
+  return { chartRef: chart.source ?? chart.ref, chartName: identity.name, chartVersion: identity.version };
 }
 
 /** The name a reference ends in (`/opt/agent-manager/charts/agent`, `oci://registry/charts/agent`, `./agent-0.6.0.tgz`: agent). */

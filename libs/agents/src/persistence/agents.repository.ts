@@ -55,6 +55,10 @@ export interface AgentListFilter {
   label?: string;
   /** Only agents created from this blueprint. */
   blueprint?: string;
+  /** Only agents whose recorded chart has this name (Agent.chartName). */
+  chartName?: string;
+  /** Only agents whose recorded chart has this version (Agent.chartVersion). */
+  chartVersion?: string;
   /** Where the previous page ended: the page starts after this key (its agent may be gone). */
   after?: CursorKey;
   /** Only namespaces matching one of these SQL LIKE operands (namespacePatternToSqlLike); all when absent, none when empty. */
@@ -535,8 +539,19 @@ function pageConditions(filter: AgentListFilter, idColumn: '"id"' | '"agentId"')
         ? Prisma.sql`"blueprintName" = ${filter.blueprint}`
         : Prisma.sql`"agentId" IN (SELECT "id" FROM "Agent" WHERE "blueprintName" = ${filter.blueprint})`
       : null,
+    ...chartConditions(filter, idColumn),
     after ? Prisma.sql`("namespace", "name", ${Prisma.raw(idColumn)}) > (${after.namespace}, ${after.name}, ${after.id})` : null,
   ].filter((c): c is Prisma.Sql => c !== null);
+}
+
+/** The recorded chart's name and version (the label branch reads AgentLabel, which has no chart columns: by id). */
+function chartConditions(filter: AgentListFilter, idColumn: '"id"' | '"agentId"'): Prisma.Sql[] {
+  const own = [
+    filter.chartName !== undefined ? Prisma.sql`"chartName" = ${filter.chartName}` : null,
+    filter.chartVersion !== undefined ? Prisma.sql`"chartVersion" = ${filter.chartVersion}` : null,
+  ].filter((c): c is Prisma.Sql => c !== null);
+  if (own.length === 0 || idColumn === '"id"') return own;
+  return [Prisma.sql`"agentId" IN (SELECT "id" FROM "Agent" WHERE ${Prisma.join(own, ' AND ')})`];
 }
 
 /** The policy's namespace patterns as LIKE operands; no pattern matches nothing. */

@@ -32,8 +32,11 @@ export interface Landed {
 export interface PlanTools {
   repository: AgentWriteStore;
   helm: HelmClient;
-  /** The chart writes install or upgrade to (AppConfig.agentChart). */
-  chart: ChartSource;
+  /**
+   * The chart writes install or upgrade to (ChartSources.configured, or a rollout's target); `source`,
+   * `name` and `chartVersion` when it was resolved: what the record names (chart-identity.ts).
+   */
+  chart: ChartSource & { source?: string; name?: string; chartVersion?: string | null };
   /** Who asks: its actor is recorded in the journal and the revisions. */
   caller: Caller;
   /** The agent as answers show it, with the last operation it was read with (no second read). */

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
-import { HelmClient, type ChartSource } from '@app/helm';
+import { ChartSources, HelmClient, type ChartSource } from '@app/helm';
 import { Tracing } from '@app/telemetry';
 import { chartValuesOf, type AgentRecord, type OperationRecord } from '../persistence/records.js';
 import { AgentsRepository } from '../persistence/agents.repository.js';
@@ -41,16 +41,21 @@ export class WriteRunner {
     @Inject(AgentLock) private readonly lock: AgentHolding,
     private readonly keys: IdempotencyGate,
     private readonly recovery: OperationRecovery,
+    /** Where the chart comes from (an OCI AGENT_CHART pulled once, the bundled one while it cannot be); without it, AppConfig.agentChart as given. */
+    @Optional() private readonly charts?: ChartSources,
   ) {}
 
-  /** The chart writes use (AppConfig.agentChart); validate_agent renders with it too. */
-  get chart(): ChartSource {
-    return this.config.agentChart;
+  /**
+   * The chart writes use now (ChartSources.configured: AGENT_CHART, or the bundled chart while an OCI
+   * AGENT_CHART cannot be pulled); validate_agent renders with it too.
+   */
+  chart(): Promise<ChartSource> {
+    return this.charts ? this.charts.configured() : Promise.resolve(this.config.agentChart);
   }
 
   /** What plans work with, for `caller`. */
-  private tools(caller: Caller): PlanTools {
-    return { repository: this.repository, helm: this.helm, chart: this.chart, caller, view: (record) => agentView(record, record.lastOperation) };
+  private tools(caller: Caller, chart: ChartSource): PlanTools {
+    return { repository: this.repository, helm: this.helm, chart, caller, view: (record) => agentView(record, record.lastOperation) };
   }
 
   /** An agent read without its last operation (an earlier run's, by id) as answers show it. */
@@ -58,9 +63,14 @@ export class WriteRunner {
     return agentView(record, await this.repository.lastOperation(record.namespace, record.name, record.id));
   }
 
-  /** Runs the state change `plan` builds for `caller` (a use case: use-cases/*.ts). */
-  run<C, A, R>(caller: Caller, plan: (tools: PlanTools) => WritePlan<C, A, R>): Promise<A> {
-    return this.runPlan(caller, plan(this.tools(caller)));
+  /**
+   * Runs the state change `plan` builds for `caller` (a use case: use-cases/*.ts). `options.chart`:
+   * the chart the plan installs or upgrades to instead of the configured one (a rollout's target,
+   * from ChartSources.resolve), which the agent's record then names.
+   */
+  async run<C, A, R>(caller: Caller, plan: (tools: PlanTools) => WritePlan<C, A, R>, options: { chart?: ChartSource } = {}): Promise<A> {
+    const chart = options.chart ?? (await this.chart());
+    return this.runPlan(caller, plan(this.tools(caller, chart)));
   }
 
   private runPlan<C, A, R>(caller: Caller, plan: WritePlan<C, A, R>): Promise<A> {

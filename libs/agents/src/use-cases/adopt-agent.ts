@@ -84,7 +84,7 @@ export function adoptAgent(tools: PlanTools, releases: HelmReleases, ref: Releas
         const values = chartValuesOf(r.values);
         return { spec: specOf(values), values, helmRevision: r.revision, kind: at === 0 ? 'create' : 'update', actor: tools.caller.actor, operationId };
       });
-      return tools.repository.recordAdoption(namespace, name, { ref: tools.chart.ref, version }, changes, operationId);
+      return tools.repository.recordAdoption(namespace, name, { ref: tools.chart.source ?? tools.chart.ref, version }, changes, operationId);
     },
     answer: async ({ revisions }, _applied, agent) => ({ dryRun: false, agent: tools.view(agent), revisions }),
   };
