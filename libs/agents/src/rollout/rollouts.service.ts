@@ -1,9 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
-import { HelmClient, type ChartSource } from '@app/helm';
+import { ChartSources, HelmClient, type ChartSource, type ResolvedChart } from '@app/helm';
 import { KubeClient } from '@app/kube';
 import type { LiveAgents } from '../runner/ports.js';
 import { AgentsRepository } from '../persistence/agents.repository.js';
@@ -51,6 +50,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly leases: AgentLeaseRepository,
     private readonly runner: WriteRunner,
     private readonly helm: HelmClient,
+    private readonly charts: ChartSources,
     @Inject(KubeClient) private readonly kube: LiveAgents,
   ) {}
 
@@ -70,7 +70,8 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Plans a rollout; a dry run answers the plan per agent, otherwise it is stored and starts moving. */
   async start(caller: Caller, input: StartRolloutDto): Promise<RolloutPlanDto | RolloutDto> {
-    const target = this.target(input);
+    // The chart is found first: a reference that cannot be read refuses the rollout before anything is stored.
+    const target = await this.charts.resolve(input.chart, input.version);
     const request: RolloutRequest = {
       selector: input.selector ?? {},
       waves: input.waves ?? DEFAULT_WAVES,
@@ -85,7 +86,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
     if (input.dryRun) return this.plan(target, request, selected, waves);
     const id = `r-${randomBytes(6).toString('hex')}`;
     await this.rollouts.create(
-      { id, state: 'running', chart: { ref: target.ref, version: target.version ?? null }, request, createdBy: caller.actor, caller: { ...caller } },
+      { id, state: 'running', chart: { ref: target.source, version: target.chartVersion }, request, createdBy: caller.actor, caller: { ...caller } },
       selected.map((agent, position) => ({
         position,
         wave: waves[position],
@@ -100,7 +101,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
         operationId: null,
       })),
     );
-    this.logger.log(`rollout ${id} started by ${caller.actor}: ${selected.length} agent(s) to ${target.ref}${target.version ? ` ${target.version}` : ''} in ${waves.at(-1)! + 1} wave(s)`);
+    this.logger.log(`rollout ${id} started by ${caller.actor}: ${selected.length} agent(s) to ${target.name} ${target.chartVersion ?? ''} (${target.source}) in ${waves.at(-1)! + 1} wave(s)`);
     void this.pickUp();
     return this.get({ id });
   }
@@ -144,19 +145,8 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
     return this.get(ref);
   }
 
-  /** The chart a rollout moves to: the one asked for, or the configured one. */
-  private target(input: StartRolloutDto): ChartSource {
-    if (input.chart === undefined) {
-      if (input.version !== undefined && input.version !== this.config.AGENT_CHART_VERSION) return { ref: this.config.chartRef, version: input.version };
-      return this.config.agentChart;
-    }
-    // A relative path is the service's working directory's, as helm would read it.
-    const ref = input.chart.startsWith('.') ? resolve(input.chart) : input.chart;
-    return { ref, ...(input.version !== undefined && { version: input.version }) };
-  }
-
   /** The dry run: per agent, the chart and values from → to and the rendered manifests' diff. */
-  private async plan(target: ChartSource, request: RolloutRequest, selected: Awaited<ReturnType<RolloutsRepository['select']>>, waves: number[]): Promise<RolloutPlanDto> {
+  private async plan(target: ResolvedChart, request: RolloutRequest, selected: Awaited<ReturnType<RolloutsRepository['select']>>, waves: number[]): Promise<RolloutPlanDto> {
     const to = chartIdentity(target);
     const items = [];
     for (const [position, row] of selected.entries()) {
@@ -183,7 +173,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
         agent: agentView(agent, agent.lastOperation),
       });
     }
-    return { dryRun: true, chart: target.ref, version: target.version ?? null, waves: request.waves, items };
+    return { dryRun: true, chart: target.source, version: target.chartVersion, waves: request.waves, items };
   }
 
   /** Takes on every running rollout no replica moves now. */
@@ -244,7 +234,8 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
   /** One wave: moves its pending agents, gates it, and stops the rollout when it is past the budget. False when it stopped early. */
   private async runWave(rollout: RolloutRecord, wave: RolloutAgentRecord[], lost: () => boolean): Promise<boolean> {
     const caller = callerOf(rollout);
-    const target: ChartSource = { ref: rollout.chart.ref, ...(rollout.chart.version !== null && { version: rollout.chart.version }) };
+    // Found again on every replica that takes the rollout on (an OCI chart: pulled once into its cache).
+    const target = await this.charts.resolve(rollout.chart.ref, rollout.chart.version ?? undefined);
     const pending = wave.filter((agent) => agent.state === 'pending');
     let stopped = false;
     await pool(pending, WAVE_CONCURRENCY, async (agent) => {
