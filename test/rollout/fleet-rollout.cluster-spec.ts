@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TestCluster } from '../support/cluster.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { call, freshDatabaseUrl, type FreshDatabase } from '../support/test-app.js';
@@ -66,8 +69,8 @@ describe('fleet rollouts', () => {
   it('answers a dry run per agent: its wave, chart from → to, its values, and the manifests diff; nothing moves', async () => {
     const res = await call(service.url, 'POST', '/api/v1/fleet/rollouts', { chart: chart061, selector: { namespaces: [ns] }, waves: [1, 5, 6], dryRun: true });
     expect(res.status).toBe(200);
-    expect(res.body.items.map((item: any) => [item.name, item.wave])).toEqual(names.map((name, i) => [name, i === 0 ? 0 : i <= 5 ? 1 : 2]));
-    const first = res.body.items[0];
+    expect(res.body.plan.items.map((item: any) => [item.name, item.wave])).toEqual(names.map((name, i) => [name, i === 0 ? 0 : i <= 5 ? 1 : 2]));
+    const first = res.body.plan.items[0];
     expect(first).toMatchObject({ action: 'upgrade', from: { name: 'agent', version: '0.6.0' }, to: { name: 'agent', version: '0.6.1' }, notCarried: [] });
     expect(first.valuesAfter).toEqual(first.valuesBefore);
     expect(first.manifestDiff).toMatch(/^-.*"helm.sh\/chart":"agent-0.6.0"/m);
@@ -79,8 +82,8 @@ describe('fleet rollouts', () => {
   it('moves waves 1/5/6, stops at the wave with an unhealthy agent, rolls that wave back, and reports every agent', async () => {
     const res = await call(service.url, 'POST', '/api/v1/fleet/rollouts', { chart: chart061, selector: { namespaces: [ns] }, waves: [1, 5, 6], gateTimeoutSeconds: 20 }, { 'x-actor': 'platform-team' });
     expect(res.status).toBe(202);
-    expect(res.headers.get('location')).toBe(`/api/v1/fleet/rollouts/${res.body.id}`);
-    const done = await rolloutUntil(service.url, res.body.id, (body) => body.state !== 'running');
+    expect(res.headers.get('location')).toBe(`/api/v1/fleet/rollouts/${res.body.rollout.id}`);
+    const done = await rolloutUntil(service.url, res.body.rollout.id, (body) => body.state !== 'running');
     expect(done).toMatchObject({ state: 'failed', failures: 1, counts: { upgraded: 1, rolledBack: 5, skipped: 6, pending: 0, failed: 0 } });
     expect(done.message).toMatch(/wave 2 failed its gate/);
     const byName = Object.fromEntries(done.agents.map((agent: any) => [agent.name, agent]));
@@ -106,10 +109,10 @@ describe('fleet rollouts', () => {
   it('a service killed mid-rollout: the restarted one takes the rollout on from what its agents recorded, moving each agent once', async () => {
     const res = await call(service.url, 'POST', '/api/v1/fleet/rollouts', { chart: chart061, selector: { agents: names.slice(6).map((name) => `${ns}/${name}`) }, waves: [1], gateTimeoutSeconds: 30 });
     expect(res.status).toBe(202);
-    await rolloutUntil(service.url, res.body.id, (body) => body.counts.upgraded >= 2);
+    await rolloutUntil(service.url, res.body.rollout.id, (body) => body.counts.upgraded >= 2);
     await service.kill();
     service = await start();
-    const done = await rolloutUntil(service.url, res.body.id, (body) => body.state !== 'running');
+    const done = await rolloutUntil(service.url, res.body.rollout.id, (body) => body.state !== 'running');
     expect(done).toMatchObject({ state: 'succeeded', counts: { upgraded: 6, pending: 0, failed: 0 } });
     for (const name of names.slice(6)) {
       const revisions = await call(service.url, 'GET', `/api/v1/agents/${ns}/${name}/revisions`);
@@ -118,9 +121,26 @@ describe('fleet rollouts', () => {
     }
   });
 
+  it('over MCP, with wait: true, tells each agent as it settles and answers the finished rollout', async () => {
+    const client = new Client({ name: 'rollout-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?toolsets=fleet`)));
+    const told: string[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void told.push(String(n.params.data)));
+    try {
+      const result = await client.callTool({ name: 'start_fleet_rollout', arguments: { chart: chart061, selector: { agents: [`${ns}/a05`, `${ns}/a06`] }, waves: [1], wait: true } });
+      expect(result.isError).toBeFalsy();
+      const { rollout } = result.structuredContent as { rollout: any };
+      expect(rollout).toMatchObject({ state: 'succeeded', counts: { upgraded: 2 } });
+      expect(told).toEqual(expect.arrayContaining([`start_fleet_rollout: rollout ${rollout.id}: ${ns}/a05 upgraded (this can take a while)`, `start_fleet_rollout: rollout ${rollout.id}: ${ns}/a06 upgraded (this can take a while)`]));
+      expect(told.some((line) => line.includes(`rollout ${rollout.id}: wave 2 of 2 moving`))).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('pauses, resumes and cancels on request, and refuses a step that does not apply', async () => {
     const res = await call(service.url, 'POST', '/api/v1/fleet/rollouts', { chart: chart061, selector: { agents: [`${ns}/a02`, `${ns}/a03`] }, waves: [1] });
-    const id = res.body.id;
+    const id = res.body.rollout.id;
     expect((await call(service.url, 'POST', `/api/v1/fleet/rollouts/${id}/pause`, {})).status).toBe(200);
     const paused = await rolloutUntil(service.url, id, (body) => body.state === 'paused');
     expect(paused.message).toMatch(/^paused by /);

@@ -91,6 +91,15 @@ export class StartRolloutDto {
   @Min(0, { message: 'failureBudget must be a whole number, 0 or more' })
   failureBudget?: number;
 
+  @ApiPropertyOptional({
+    description:
+      'Answer only once the rollout finished, was paused or cancelled (default: at once, while it moves). Over MCP, each agent settled and each wave is told as a notifications/message while it moves.',
+    default: false,
+  })
+  @Optional()
+  @IsBoolean()
+  wait?: boolean;
+
   @ApiPropertyOptional({ description: 'Answer the plan per agent (chart and values from → to, the manifest diff); write nothing', default: false })
   @Optional()
   @IsBoolean()
@@ -188,4 +197,11 @@ export class RolloutPlanDto {
   @ApiProperty({ nullable: true, type: String }) version: string | null;
   @ApiProperty({ type: [Number] }) waves: number[];
   @ApiProperty({ type: [RolloutPlanItemDto] }) items: RolloutPlanItemDto[];
+}
+
+/** What start_fleet_rollout answers: the plan of a dry run, or the rollout as stored (as it ended, with wait). */
+export class StartRolloutResultDto {
+  @ApiProperty() dryRun: boolean;
+  @ApiProperty({ type: RolloutPlanDto, nullable: true, description: 'A dry run: the plan per agent; null otherwise' }) plan: RolloutPlanDto | null;
+  @ApiProperty({ type: RolloutDto, nullable: true, description: 'The rollout as stored (with wait: as it stopped moving); null for a dry run' }) rollout: RolloutDto | null;
 }

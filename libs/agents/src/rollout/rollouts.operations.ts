@@ -2,7 +2,7 @@ import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
 import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
 import { error, EXAMPLES, invalid } from '../api/agents.openapi.js';
-import { ListRolloutsQueryDto, RolloutDto, RolloutListDto, RolloutPlanDto, RolloutRefDto, StartRolloutDto } from './rollouts.dto.js';
+import { ListRolloutsQueryDto, RolloutDto, RolloutListDto, RolloutRefDto, StartRolloutDto, StartRolloutResultDto } from './rollouts.dto.js';
 import { FleetRollouts } from './rollouts.service.js';
 
 export const FLEET_TOOLSET: ToolsetDeclaration = {
@@ -77,13 +77,14 @@ export const ROLLOUT_OPERATIONS: OperationSet = {
               'Plans the agents the selector picks into waves (a canary, then batches) and moves each through the write pipeline (its own journal entry, lease, and If-Match on the version planned). After each wave, its agents must report Accepted and Ready within the gate timeout; a wave that takes the failures past the budget is rolled back and the rollout stops. With dryRun: true it answers the plan per agent and writes nothing. A real rollout answers 202 with Location: follow it with GET /api/v1/fleet/rollouts/{id}. The same as the MCP tool start_fleet_rollout.',
           }),
           ApiBody({ type: StartRolloutDto, examples: { dryRun: { summary: 'Dry run: the plan for the agents of one namespace', value: { version: '0.6.1', selector: { namespaces: ['agents'] }, waves: [1, 5], dryRun: true } } } }),
-          ApiResponse({ status: 202, description: 'The rollout, stored and moving (Location: where to follow it)', type: RolloutDto }),
-          ApiResponse({ status: 200, description: 'A dry run: the plan per agent', type: RolloutPlanDto }),
+          ApiResponse({ status: 202, description: 'The rollout, stored and moving (Location: where to follow it)', type: StartRolloutResultDto }),
+          ApiResponse({ status: 200, description: 'A dry run: the plan per agent; with wait: the rollout once it stopped moving', type: StartRolloutResultDto }),
           invalid,
           error(502, "backend_error: helm failed rendering the plan (a dry run); the message is helm's", EXAMPLES.backend),
         ],
         reply: (answer, reply) => {
-          if ('id' in (answer as RolloutDto | RolloutPlanDto)) reply.location(`/api/v1/fleet/rollouts/${(answer as RolloutDto).id}`);
+          const { rollout } = answer as StartRolloutResultDto;
+          if (rollout?.state === 'running') reply.location(`/api/v1/fleet/rollouts/${rollout.id}`);
           else reply.status(200);
         },
       },
@@ -91,9 +92,9 @@ export const ROLLOUT_OPERATIONS: OperationSet = {
         title: 'Start a fleet rollout',
         toolset: 'fleet',
         description:
-          'Moves a chart release (default: the configured chart) to the agents a selector picks (namespaces, labels, blueprint, agents as namespace/name), wave by wave: a canary, then batches (waves: [1, 5] by default, the last size repeating). Each wave must report Accepted and Ready within gateTimeoutSeconds; past the failure budget the wave is rolled back and the rollout stops. dryRun: true answers the plan per agent (chart and values from → to, manifest diff) and changes nothing. A real rollout runs in the background: follow it with get_fleet_rollout.',
+          'Moves a chart release (default: the configured chart) to the agents a selector picks (namespaces, labels, blueprint, agents as namespace/name), wave by wave: a canary, then batches (waves: [1, 5] by default, the last size repeating). Each wave must report Accepted and Ready within gateTimeoutSeconds; past the failure budget the wave is rolled back and the rollout stops. dryRun: true answers the plan per agent (chart and values from → to, manifest diff) and changes nothing. A real rollout runs in the background: follow it with get_fleet_rollout, or pass wait: true to be told each agent as it settles (notifications) and answered when the rollout ends.',
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-        output: RolloutDto,
+        output: StartRolloutResultDto,
       },
       input: { args: StartRolloutDto },
       service: FleetRollouts,

@@ -13,12 +13,14 @@ import { WriteRunner } from '../runner/write-runner.js';
 import { moveToChart, returnFromChart } from '../use-cases/rollout-agent.js';
 import { gateVerdict, manifestDiff, overBudget, planWaves, type RolloutState } from './rollout.rules.js';
 import { RolloutsRepository, type RolloutAgentRecord, type RolloutRecord, type RolloutRequest } from './rollouts.repository.js';
-import type { ListRolloutsQueryDto, RolloutDto, RolloutListDto, RolloutPlanDto, RolloutRefDto, StartRolloutDto } from './rollouts.dto.js';
+import type { ListRolloutsQueryDto, RolloutDto, RolloutListDto, RolloutPlanDto, RolloutRefDto, StartRolloutDto, StartRolloutResultDto } from './rollouts.dto.js';
 
 /** How often a replica looks for running rollouts nobody moves (a restart, another replica's death). */
 const POLL_MS = 2_000;
 /** How often a wave's gate reads its agents' live objects. */
 const GATE_POLL_MS = 1_000;
+/** How often a caller waiting on a rollout (wait: true) is told what changed. */
+const FOLLOW_POLL_MS = 500;
 /** Agents of one wave moved at once. */
 const WAVE_CONCURRENCY = 4;
 const DEFAULT_WAVES = [1, 5];
@@ -69,7 +71,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Plans a rollout; a dry run answers the plan per agent, otherwise it is stored and starts moving. */
-  async start(caller: Caller, input: StartRolloutDto): Promise<RolloutPlanDto | RolloutDto> {
+  async start(caller: Caller, input: StartRolloutDto): Promise<StartRolloutResultDto> {
     // The chart is found first: a reference that cannot be read refuses the rollout before anything is stored.
     const target = await this.charts.resolve(input.chart, input.version);
     const request: RolloutRequest = {
@@ -83,7 +85,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
       throw new AppError('invalid_request', 'the selector picks no active agent: widen it (namespaces, labels, blueprint, agents), or list the agents first', [{ path: 'selector', message: 'picks no agent' }]);
     }
     const waves = planWaves(selected.length, request.waves);
-    if (input.dryRun) return this.plan(target, request, selected, waves);
+    if (input.dryRun) return { dryRun: true, plan: await this.plan(target, request, selected, waves), rollout: null };
     const id = `r-${randomBytes(6).toString('hex')}`;
     await this.rollouts.create(
       { id, state: 'running', chart: { ref: target.source, version: target.chartVersion }, request, createdBy: caller.actor, caller: { ...caller } },
@@ -103,7 +105,31 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
     );
     this.logger.log(`rollout ${id} started by ${caller.actor}: ${selected.length} agent(s) to ${target.name} ${target.chartVersion ?? ''} (${target.source}) in ${waves.at(-1)! + 1} wave(s)`);
     void this.pickUp();
-    return this.get({ id });
+    return { dryRun: false, plan: null, rollout: input.wait ? await this.follow(id) : await this.get({ id }) };
+  }
+
+  /**
+   * Waits until the rollout stops moving (finished, paused, cancelled), telling the caller each agent
+   * settled and each wave begun as it happens (over MCP: notifications/message), and answers it then.
+   */
+  private async follow(id: string): Promise<RolloutDto> {
+    const told = new Map<string, string>();
+    let wave = -1;
+    for (;;) {
+      const rollout = await this.get({ id });
+      if (rollout.state === 'running' && rollout.wave !== wave) {
+        wave = rollout.wave;
+        await OperationContexts.step(`rollout ${id}: wave ${wave + 1} of ${new Set(rollout.agents.map((a) => a.wave)).size} moving`);
+      }
+      for (const agent of rollout.agents) {
+        const key = `${agent.namespace}/${agent.name}`;
+        if (agent.state === 'pending' || told.get(key) === agent.state) continue;
+        told.set(key, agent.state);
+        await OperationContexts.step(`rollout ${id}: ${key} ${agent.state}${agent.reason ? ` (${agent.reason})` : ''}`);
+      }
+      if (rollout.state !== 'running' || this.closed) return rollout;
+      await sleep(FOLLOW_POLL_MS);
+    }
   }
 
   async get({ id }: RolloutRefDto): Promise<RolloutDto> {
