@@ -20,3 +20,6 @@ export type { AgentOrigin, AgentSpec } from './domain/agent-spec.js';
 export type { AgentRecord } from './persistence/records.js';
 export { AGENT_SELECTOR, FleetView } from './cluster/fleet-view.js';
 export type { FleetChange, FleetStats, WatchedRelease } from './cluster/fleet-view.js';
+export { PRESET_OPERATIONS } from './presets/presets.operations.js';
+export { PresetSource } from './presets/preset-source.js';
+export type { PresetSourceState } from './presets/preset-source.js';

@@ -4,6 +4,7 @@ import { BlockList, isIP } from 'node:net';
 import { availableParallelism, hostname, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
+import { parseMusterPresets, type MusterPresetsLocation } from './muster-presets.js';
 import {
   ArrayMinSize,
   IsBoolean,
@@ -268,6 +269,22 @@ export class AppConfig {
   @MinLength(1)
   BLUEPRINTS_FILE?: string;
 
+  /**
+   * Where the installation's Muster presets live: Muster's config.yaml as a file, or
+   * `configmap:<namespace>/<name>[#<key>]` (Muster's ConfigMap, key config.yaml by default).
+   * Unset: preset names are not checked (a write naming one answers a warning).
+   */
+  @IsOptional()
+  @IsString()
+  @ValidateBy({
+    name: 'musterPresets',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || typeof parseMusterPresets(value) !== 'string',
+      defaultMessage: (args) => parseMusterPresets(String(args?.value)) as string,
+    },
+  })
+  MUSTER_PRESETS?: string;
+
   /** Serve without authentication on a non-loopback HOST; needed explicitly, never implied. */
   @Transform(({ value }) => booleanSetting(value, false))
   @IsBoolean({ message: 'AUTH_DISABLED must be true or false' })
@@ -364,6 +381,13 @@ export class AppConfig {
    * or, when it is not there, the project's own (charts/agent from anywhere); other references as given.
    */
   /** The chart every write installs or upgrades to: the one place that decides it. */
+  /** MUSTER_PRESETS read (validated at start), or undefined when unset. */
+  get musterPresets(): MusterPresetsLocation | undefined {
+    if (this.MUSTER_PRESETS === undefined) return undefined;
+    const location = parseMusterPresets(this.MUSTER_PRESETS);
+    return typeof location === 'string' ? undefined : location;
+  }
+
   get agentChart(): { ref: string; version?: string } {
     return { ref: this.chartRef, version: this.AGENT_CHART_VERSION };
   }
@@ -428,7 +452,7 @@ function commaList(value: unknown): string[] {
 
 const EMPTY_MEANS_EMPTY = new Set(['MCP_IGNORED_QUERY_KEYS']);
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'AGENT_CHART_PLAIN_HTTP', 'AGENT_CHART_CACHE_DIR', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'RECONCILE_RESYNC_SECONDS', 'RECONCILE_RATE', 'WATCH_NAMESPACES', 'BLUEPRINTS_FILE'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'AGENT_CHART_PLAIN_HTTP', 'AGENT_CHART_CACHE_DIR', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'RECONCILE_RESYNC_SECONDS', 'RECONCILE_RATE', 'WATCH_NAMESPACES', 'BLUEPRINTS_FILE', 'MUSTER_PRESETS'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {

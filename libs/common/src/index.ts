@@ -25,3 +25,5 @@ export {
   applyOpenApiDecorators,
   OnOpenApiReplay,
 } from './openapi-decorators.js';
+export { MUSTER_CONFIG_KEY, parseMusterPresets } from './muster-presets.js';
+export type { MusterPresetsLocation } from './muster-presets.js';

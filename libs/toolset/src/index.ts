@@ -14,3 +14,15 @@ export { validateToolset } from './validate-toolset.js';
 export type { ToolsetViolation, ValidateToolsetOptions } from './validate-toolset.js';
 export { toolsetWarnings } from './toolset-warnings.js';
 export { findToolNames, toolNamesViolations } from './find-tool-names.js';
+export {
+  BUILT_IN_PRESET_DESCRIPTIONS,
+  checkMusterConfig,
+  checkPresets,
+  globProblem,
+  knownPresets,
+  PRESET_RULE_KEYS,
+  presetNearMiss,
+  readMusterConfig,
+  unknownPresets,
+} from './presets.rules.js';
+export type { ConfiguredPreset, PresetInfo, PresetOrigin, PresetsCheck, UnknownPreset } from './presets.rules.js';

@@ -60,7 +60,7 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
     title: 'Agents',
     description: 'Read, validate, create, update and delete agents (one helm release of the Generic agent chart each), and read their live status.',
     instructions:
-      'Call get_info before a first write: it gives the toolset limits (at most 32 selectors, the selector pattern) and the presets every installation has. ' +
+      'Call get_info before a first write: it gives the toolset limits (at most 32 selectors, the selector pattern) and the presets every installation has; list_toolset_presets lists the presets this installation defines, with their descriptions. ' +
       'An agent needs a toolset: the list of Muster selectors (preset:, server:, workflow:, tool:) it may use, written exactly as given; ["preset:none"] is a chat-only agent, and more than 32 selectors belong in a preset. ' +
       'Before a write, call validate_agent (or the write with dryRun: true) and show the user the violations or the rendered manifests. ' +
       'create_agent, update_agent and delete_agent change the cluster; after one, get_agent_status tells whether the Agent became ready. ' +

@@ -237,7 +237,7 @@ export class StatusDto {
 
 export class PresetDto {
   @ApiProperty({ example: 'read-only' }) name: string;
-  @ApiProperty({ enum: ['muster', 'platform'], description: 'Built into Muster, or shipped by the platform chart', example: 'muster' }) source: string;
+  @ApiProperty({ enum: ['muster', 'platform', 'configured'], description: 'Built into Muster, shipped by the platform chart (listed while MUSTER_PRESETS holds no presets), or read from MUSTER_PRESETS (list_toolset_presets has their descriptions)', example: 'muster' }) source: string;
 }
 
 export class ToolsetLimitsDto {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { append, AppConfig, AppError, listedProblems, type Caller } from '@app/common';
+import { append, AppConfig, AppError, listedProblems, type Caller, type ErrorDetail } from '@app/common';
 import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient, type LiveAgent } from '@app/kube';
 import type { LiveAgents } from '../runner/ports.js';
@@ -33,6 +33,7 @@ import { deleteAgent } from '../use-cases/delete-agent.js';
 import { rollbackAgent } from '../use-cases/rollback-agent.js';
 import { updateAgent } from '../use-cases/update-agent.js';
 import { WATCHED_FLEET, type WatchedFleet } from '../reconcile/watched-fleet.js';
+import { PresetSource } from '../presets/preset-source.js';
 
 /**
  * Every agent operation, once. The REST controller and the MCP tools are thin doors onto these
@@ -51,6 +52,8 @@ export class AgentsService {
     private readonly config: AppConfig,
     /** The watched releases and Agents status answers from when they are synced (reconcile/watched-fleet.ts). */
     @Optional() @Inject(WATCHED_FLEET) private readonly fleet?: WatchedFleet,
+    /** Muster's presets (MUSTER_PRESETS): what a toolset's preset: selectors are checked against. */
+    @Optional() private readonly presets?: PresetSource,
   ) {}
 
   /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
@@ -100,13 +103,26 @@ export class AgentsService {
   }
 
   /** `origin`: the blueprint whose tool asks (its name and active version), recorded with the agent. */
-  create(caller: Caller, input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
-    return this.runner.run(caller, (tools) => createAgent(tools, input, origin));
+  async create(caller: Caller, input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
+    const warnings = this.checkPresets(input.toolset);
+    return withWarnings(await this.runner.run(caller, (tools) => createAgent(tools, input, origin)), warnings);
   }
 
   /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
-  update(caller: Caller, ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
-    return this.runner.run(caller, (tools) => updateAgent(tools, ref, input, origin));
+  async update(caller: Caller, ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
+    const warnings = this.checkPresets(input.toolset);
+    return withWarnings(await this.runner.run(caller, (tools) => updateAgent(tools, ref, input, origin)), warnings);
+  }
+
+  /**
+   * The presets a toolset being written names, against the installation's (a service check: they are
+   * runtime state): an unknown one is refused in Muster's words; while none are read, warnings say
+   * which were not checked. A toolset the write does not send is not checked again.
+   */
+  private checkPresets(toolset: unknown): ErrorDetail[] {
+    const { refusals, warnings } = this.presets?.check(toolset) ?? { refusals: [], warnings: [] };
+    if (refusals.length > 0) throw AppError.invalid(problems(refusals));
+    return warnings;
   }
 
   delete(caller: Caller, ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
@@ -133,7 +149,9 @@ export class AgentsService {
     } else if (found) {
       spec = { ...found.spec, ...spec };
     }
-    const warnings = Array.isArray(spec.toolset) && violations.length === 0 ? problems(toolsetWarnings(spec.toolset)) : [];
+    const presets = violations.some((v) => v.path.startsWith('toolset')) ? undefined : this.presets?.check(input.toolset);
+    append(violations, problems(presets?.refusals ?? []));
+    const warnings = Array.isArray(spec.toolset) && violations.length === 0 ? [...problems(toolsetWarnings(spec.toolset)), ...(presets?.warnings ?? [])] : [];
     let manifests: string | null = null;
     if (violations.length === 0) {
       try {
@@ -262,4 +280,9 @@ export class AgentsService {
 export function lastDeployedRevision(history: HistoryEntry[], current: number): number | undefined {
   const before = history.filter((h) => h.revision < current).sort((a, b) => b.revision - a.revision);
   return (before.find((h) => h.status === 'deployed') ?? before.find((h) => h.status === 'superseded'))?.revision;
+}
+
+/** A write's answer with the warnings of the checks made before it ran. */
+function withWarnings<T extends { warnings: ErrorDetail[] }>(answer: T, warnings: readonly ErrorDetail[]): T {
+  return warnings.length === 0 ? answer : { ...answer, warnings: [...answer.warnings, ...warnings] };
 }

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { AppConfig, PROJECT_PACKAGE } from '@app/common';
 import { ChartSources, HelmClient } from '@app/helm';
 import { McpRegistry } from '@app/mcp';
 import { ClusterState, clusterReportWithoutPaths } from '@app/kube';
 import { Store } from '@app/store';
-import { BUILT_IN_PRESETS, MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, PLATFORM_PRESETS, SELECTOR_PATTERN } from '@app/toolset';
+import { knownPresets, MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, SELECTOR_PATTERN } from '@app/toolset';
+import { PresetSource } from '../presets/preset-source.js';
 import type { InfoDto } from '../api/responses.dto.js';
 
 /**
@@ -27,6 +28,8 @@ export class ServiceInfoService {
     private readonly cluster: ClusterState,
     private readonly mcp: McpRegistry,
     private readonly charts: ChartSources,
+    /** The presets a toolset may name (list_toolset_presets answers them with descriptions). */
+    @Optional() private readonly presets?: PresetSource,
   ) {}
 
   /**
@@ -54,10 +57,7 @@ export class ServiceInfoService {
         reservedPrefixes: ['toolset:'],
         presetOnlyPrefixes: ['label:'],
       },
-      presets: [
-        ...BUILT_IN_PRESETS.map((name) => ({ name, source: 'muster' })),
-        ...PLATFORM_PRESETS.map((name) => ({ name, source: 'platform' })),
-      ],
+      presets: (this.presets?.known() ?? knownPresets(undefined)).map(({ name, source }) => ({ name, source })),
     };
   }
 
