@@ -13,7 +13,7 @@ const shared = { musterServer: { url: 'http://muster.muster.svc:8090/mcp' } };
 interface Row {
   values: Record<string, unknown>;
   context?: MigrationContext;
-  expected: Partial<ValuesMigration>;
+  expected: Record<string, unknown>;
 }
 
 function migrated(values: Record<string, unknown>, context: MigrationContext = shared): ValuesMigration {
