@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
+import { chartIdentity } from '../../libs/agents/src/domain/chart-identity.js';
 import { migrateValues } from '../../libs/agents/src/domain/chart-migrations.js';
 import { crdErrors, upstreamCrd, withoutCel } from './kagent-crd-schema.js';
 
@@ -76,6 +77,11 @@ function selectors(count: number): string[] {
 const base = { modelConfig: 'default-model-config', muster: { url: MUSTER_URL } };
 
 describe('charts/agent-v1', () => {
+  it('is chart agent 1.0.0 to agent-manager, as 0.x is agent 0.x: the releases of both majors are agents', () => {
+    expect(chartIdentity({ ref: chartDir })).toEqual({ name: 'agent', version: '1.0.0' });
+    expect(chartIdentity({ ref: chart0Dir }).name).toBe('agent');
+  });
+
   it('renders the AgentTemplate named after the release and its own RemoteMCPServer <release>-muster', async () => {
     const objects = await render({
       ...base,
