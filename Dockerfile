@@ -47,9 +47,11 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/service ./dist/service
-# The migrations the service applies at start, and the chart it installs agents with.
+# The migrations the service applies at start, and the charts it installs agents with (major 0,
+# kagent.dev/v1alpha2, the default; major 1, kagent.dev/v1alpha3).
 COPY --from=build /app/prisma/migrations ./prisma/migrations
 COPY charts/agent ./charts/agent
+COPY charts/agent-v1 ./charts/agent-v1
 COPY bin ./bin
 # The SQLite default's folder (a single replica); replicas use PostgreSQL (DATABASE_URL).
 COPY --from=build --chown=10001:10001 /data /data
