@@ -118,7 +118,7 @@ export class FakeAgentStore implements AgentWriteStore {
     const origin = this.originNow(change.origin);
     Object.assign(stored, {
       spec: json(change.spec), values: json(change.values), revision, helmRevision: change.helmRevision,
-      ...(change.chart && { chart: chartIdentity(change.chart) }), ...(origin && { origin }),
+      ...(change.chart && { chart: chartIdentity(change.chart), chartRef: (change.chart as { source?: string }).source ?? change.chart.ref }), ...(origin && { origin }),
       version: stored.version + 1, updatedBy: change.actor, updatedAt: this.tick(),
     });
     this.revisions.push(this.revisionOf(agent.id, revision, change));
@@ -168,7 +168,7 @@ export class FakeAgentStore implements AgentWriteStore {
     const earlier = [...this.agents.values()].filter((a) => a.namespace === namespace && a.name === name).map((a) => a.version);
     const at = this.tick();
     const agent = {
-      id: randomUUID(), namespace, name, state: 'active' as const, spec: json(current.spec), values: json(current.values), chart: chartIdentity(chart),
+      id: randomUUID(), namespace, name, state: 'active' as const, spec: json(current.spec), values: json(current.values), chart: chartIdentity(chart), chartRef: chart.ref,
       revision: history.length, helmRevision: current.helmRevision, version: Math.max(0, ...earlier) + 1, createdAt: at, updatedAt: at, deletedAt: null,
       createdBy: history[0].actor, updatedBy: current.actor, origin: origin ?? null, lastOperationId: operationId,
     };

@@ -19,6 +19,26 @@ export interface LiveAgent {
   status?: { conditions?: Condition[]; observedGeneration?: number };
 }
 
+/** A kagent object with its metadata and status as the API server holds them. */
+export interface LiveObject {
+  metadata: { name: string; namespace: string; generation?: number; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+/** Where a kind of kagent object is served. */
+export interface KagentKind {
+  group: string;
+  version: string;
+  plural: string;
+}
+
+export const KAGENT_KINDS = {
+  agent: { group: 'kagent.dev', version: 'v1alpha2', plural: 'agents' },
+  agentTemplate: { group: 'kagent.dev', version: 'v1alpha3', plural: 'agenttemplates' },
+  remoteMcpServer: { group: 'kagent.dev', version: 'v1alpha2', plural: 'remotemcpservers' },
+} as const satisfies Record<string, KagentKind>;
+
 export const AGENT_GROUP = 'kagent.dev';
 export const AGENT_VERSION = 'v1alpha2';
 export const AGENT_PLURAL = 'agents';
@@ -86,6 +106,37 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Any namespaced kagent object (an AgentTemplate, a RemoteMCPServer), or null when there is none
+   * of that name; read as the current caller, like getAgent.
+   */
+  async getObject<T = LiveObject>(kind: KagentKind, namespace: string, name: string): Promise<T | null> {
+    const problem = await this.cluster.problem();
+    if (problem) throw new AppError('backend_error', problem);
+    const identity = this.identity?.();
+    const client = await this.client();
+    try {
+      return (await client.api.getNamespacedCustomObject({ ...kind, namespace, name }, client.options({ timeoutMs: this.readTimeoutMs, identity }))) as T;
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return null;
+      throw new AppError('backend_error', `reading ${kind.plural}.${kind.group}/${kind.version} ${namespace}/${name} from the cluster failed: ${describe(error)}`);
+    }
+  }
+
+  /** Deletes a kagent object (gone already: nothing to do), as the current caller. */
+  async deleteObject(kind: KagentKind, namespace: string, name: string): Promise<void> {
+    const problem = await this.cluster.problem();
+    if (problem) throw new AppError('backend_error', problem);
+    const identity = this.identity?.();
+    const client = await this.client();
+    try {
+      await client.api.deleteNamespacedCustomObject({ ...kind, namespace, name }, client.options({ timeoutMs: this.readTimeoutMs, identity }));
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return;
+      throw new AppError('backend_error', `deleting ${kind.plural}.${kind.group}/${kind.version} ${namespace}/${name} failed: ${describe(error)}`);
+    }
+  }
+
   private client(): Promise<Client> {
     this.api ??= import('@kubernetes/client-node').then((k8s) => {
       const config = new k8s.KubeConfig();
@@ -98,6 +149,11 @@ export class KubeClient {
       throw new AppError('backend_error', `the kubeconfig could not be loaded (${(error as Error).message}); set KUBECONFIG to the kubeconfig of the cluster agents are written to`);
     });
   }
+}
+
+function describe(error: unknown): string {
+  const body = (error as { body?: unknown }).body;
+  return typeof body === 'string' ? safeMessage(body) : (error as Error).message;
 }
 
 function safeMessage(body: string): string {

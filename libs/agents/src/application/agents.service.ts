@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { append, AppConfig, AppError, listedProblems, type Caller, type ErrorDetail } from '@app/common';
-import { HelmClient, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
+import { ChartSources, HelmClient, type ChartSource, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient, type LiveAgent } from '@app/kube';
 import type { LiveAgents } from '../runner/ports.js';
 import { toolsetWarnings } from '@app/toolset';
@@ -21,6 +21,8 @@ import type {
   ValidateResultDto,
 } from '../api/responses.dto.js';
 import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
+import { chartIdentity } from '../domain/chart-identity.js';
+import { chartMajor } from '../domain/chart-migrations.js';
 import { agentView, problems, revisionView } from '../api/views.js';
 import { decodeCursor, encodeCursor } from '../api/cursors.js';
 import { foldStatus, type RevisionFacts } from '../domain/agent-status.js';
@@ -54,6 +56,8 @@ export class AgentsService {
     @Optional() @Inject(WATCHED_FLEET) private readonly fleet?: WatchedFleet,
     /** Muster's presets (MUSTER_PRESETS): what a toolset's preset: selectors are checked against. */
     @Optional() private readonly presets?: PresetSource,
+    /** Resolves an agent's own chart when a write must keep it (chartOf). */
+    @Optional() private readonly charts?: ChartSources,
   ) {}
 
   /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
@@ -111,7 +115,20 @@ export class AgentsService {
   /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
   async update(caller: Caller, ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
     const warnings = this.checkPresets(input.toolset);
-    return withWarnings(await this.runner.run(caller, (tools) => updateAgent(tools, ref, input, origin)), warnings);
+    return withWarnings(await this.runner.run(caller, (tools) => updateAgent(tools, ref, input, origin), { chart: await this.chartOf(ref) }), warnings);
+  }
+
+  /**
+   * The chart a write to an existing agent uses: the configured one, unless the agent runs another
+   * major of it (a rollout moved it to 1.x while 0.x is configured, or back): then its own, so a
+   * write never moves an agent across majors (only a rollout does, without a gap).
+   */
+  private async chartOf({ namespace, name }: AgentRefDto): Promise<ChartSource | undefined> {
+    const agent = await this.repository.findActive(namespace, name);
+    if (!agent?.chart.version || !this.charts) return undefined;
+    const configured = chartIdentity(await this.runner.chart());
+    if (!configured.version || chartMajor(configured.version) === chartMajor(agent.chart.version)) return undefined;
+    return this.charts.resolve(agent.chartRef, agent.chart.version);
   }
 
   /**
@@ -129,8 +146,8 @@ export class AgentsService {
     return this.runner.run(caller, (tools) => deleteAgent(tools, ref, input));
   }
 
-  rollback(caller: Caller, ref: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
-    return this.runner.run(caller, (tools) => rollbackAgent(tools, ref, input));
+  async rollback(caller: Caller, ref: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
+    return this.runner.run(caller, (tools) => rollbackAgent(tools, ref, input), { chart: await this.chartOf(ref) });
   }
 
   /** Every violation of a create or update, plus what helm would render; never writes. */

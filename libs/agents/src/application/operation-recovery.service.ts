@@ -176,7 +176,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       if (decision.what === 'delete' && agent) {
         await this.repository.recordDelete(agent, op.id, op.actor);
       } else if (decision.what === 'create' && intent && info) {
-        await this.repository.recordCreate(op.namespace, op.name, this.config.agentChart, {
+        await this.repository.recordCreate(op.namespace, op.name, intent.chart ?? this.config.agentChart, {
           spec: intent.spec, values: intent.values, helmRevision: info.revision, kind: 'create', actor: op.actor, operationId: op.id, origin: intent.origin,
         });
       } else if (decision.what === 'change' && agent && intent && info) {
@@ -189,6 +189,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
           operationId: op.id,
           rolledBackTo: intent.rolledBackTo,
           origin: intent.origin,
+          chart: intent.chart,
         });
       }
       return this.done(op, 'landed');

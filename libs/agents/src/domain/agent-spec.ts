@@ -75,4 +75,6 @@ export interface OperationIntent {
   rolledBackTo?: number;
   /** A create or upgrade through a blueprint: recorded with the agent when recovery records the write. */
   origin?: AgentOrigin;
+  /** The chart a write moves the agent to when it is not the configured one (a rollout): recorded when recovery records the write. */
+  chart?: { ref: string; version?: string; source?: string; name?: string; chartVersion?: string | null };
 }

@@ -12,6 +12,8 @@ export interface AgentRecord {
   values: ChartValues;
   /** The chart by name and version (a row written before chartName: the last segment of the reference it holds). */
   chart: ChartIdentity;
+  /** The reference helm last installed or upgraded it from (a path or oci://…). */
+  chartRef: string;
   revision: number;
   helmRevision: number | null;
   version: number;
@@ -88,6 +90,7 @@ export function toAgentRecord(row: AgentRow): AgentRecord {
     spec: row.spec as unknown as AgentSpec,
     values: row.values as unknown as ChartValues,
     chart: { name: row.chartName ?? chartNameOf(row.chartRef), version: row.chartVersion },
+    chartRef: row.chartRef,
     revision: row.revision,
     helmRevision: row.helmRevision,
     version: row.version,

@@ -1,5 +1,5 @@
 import { createTwoFilesPatch } from 'diff';
-import type { LiveAgent } from '@app/kube';
+import type { LiveAgent, LiveObject } from '@app/kube';
 
 /** What became of one agent in a rollout (docs/rollouts.md). */
 export type RolloutAgentState = 'pending' | 'upgraded' | 'unchanged' | 'failed' | 'rolledBack' | 'skipped';
@@ -64,4 +64,36 @@ export function manifestDiff(name: string, before: string, after: string, labels
 /** Whether one more failure stops the rollout: the budget is how many agents may fail in all. */
 export function overBudget(failures: number, budget: number): boolean {
   return failures > budget;
+}
+
+interface HarnessStatus {
+  harness?: string;
+  conditions?: { type: string; status: string; reason?: string; message?: string }[];
+}
+
+/**
+ * The health gate for chart major 1's `kagent.dev/v1alpha3` `AgentTemplate`, which carries no
+ * conditions of its own: each Harness that admitted it reports `Ready` in `status.harnesses[]`.
+ * Healthy when kagent observed the generation written and every harness reports Ready true; `final`
+ * when one reports Ready false for it.
+ */
+export function templateVerdict(template: LiveObject | null): GateVerdict {
+  if (!template) return { healthy: false, final: false, reason: 'the live AgentTemplate does not exist' };
+  const { generation } = template.metadata;
+  const status = (template.status ?? {}) as { observedGeneration?: number; harnesses?: HarnessStatus[] };
+  if (generation !== undefined && status.observedGeneration !== undefined && status.observedGeneration < generation) {
+    return { healthy: false, final: false, reason: `kagent has not observed generation ${generation} yet (observed ${status.observedGeneration})` };
+  }
+  const harnesses = status.harnesses ?? [];
+  if (harnesses.length === 0) return { healthy: false, final: false, reason: 'no Harness has admitted the AgentTemplate yet' };
+  for (const harness of harnesses) {
+    const ready = harness.conditions?.find((c) => c.type === 'Ready');
+    const name = harness.harness ?? 'a harness';
+    if (!ready) return { healthy: false, final: false, reason: `${name} reports no Ready condition yet` };
+    if (ready.status !== 'True') {
+      const why = [ready.reason, ready.message].filter(Boolean).join(': ');
+      return { healthy: false, final: ready.status === 'False' && status.observedGeneration !== undefined, reason: `${name}: Ready is ${ready.status}${why ? ` (${why})` : ''}` };
+    }
+  }
+  return { healthy: true };
 }

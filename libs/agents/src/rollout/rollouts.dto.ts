@@ -177,6 +177,13 @@ export class RolloutListDto {
   @ApiProperty({ type: [RolloutDto], description: 'Newest first, without their agents (get_fleet_rollout has them)' }) items: RolloutDto[];
 }
 
+export class FieldMoveDto {
+  @ApiProperty({ example: 'toolset' }) field: string;
+  @ApiProperty({ nullable: true, type: String, description: 'The value it becomes under the target major (null: none needed)', example: 'toolset' }) to: string | null;
+  @ApiProperty({ description: 'What it renders there', example: "the RemoteMCPServer's X-Muster-Toolset header" }) renders: string;
+  @ApiPropertyOptional({ description: 'What changed on the way' }) note?: string;
+}
+
 export class RolloutPlanItemDto {
   @ApiProperty({ example: 'agents' }) namespace: string;
   @ApiProperty({ example: 'incident-helper' }) name: string;
@@ -186,7 +193,8 @@ export class RolloutPlanItemDto {
   @ApiProperty({ type: RolloutChartDto }) to: RolloutChartDto;
   @ApiProperty({ type: ChartValuesDto }) valuesBefore: ChartValuesDto;
   @ApiProperty({ type: ChartValuesDto }) valuesAfter: ChartValuesDto;
-  @ApiProperty({ type: [String], description: 'Values the target chart major cannot carry, each saying why' }) notCarried: string[];
+  @ApiProperty({ type: [FieldMoveDto], description: 'To another chart major: where each value goes (empty within a major)' }) fields: FieldMoveDto[];
+  @ApiProperty({ type: [String], description: 'Values the target chart major cannot carry, or needs and cannot find, each saying why' }) notCarried: string[];
   @ApiProperty({ description: 'The rendered manifests, unified diff from → to ("" when the same)' }) manifestDiff: string;
   @ApiProperty({ type: AgentDto }) agent: AgentDto;
 }

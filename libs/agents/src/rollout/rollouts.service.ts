@@ -3,15 +3,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
 import { ChartSources, HelmClient, type ChartSource, type ResolvedChart } from '@app/helm';
-import { KubeClient } from '@app/kube';
-import type { LiveAgents } from '../runner/ports.js';
+import { KAGENT_KINDS, KubeClient } from '@app/kube';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import { AgentLeaseRepository } from '../persistence/lease.repository.js';
 import { agentView } from '../api/views.js';
 import { chartIdentity } from '../domain/chart-identity.js';
 import { WriteRunner } from '../runner/write-runner.js';
-import { moveToChart, returnFromChart } from '../use-cases/rollout-agent.js';
-import { gateVerdict, manifestDiff, overBudget, planWaves, type RolloutState } from './rollout.rules.js';
+import { moveToChart, returnFromChart, type MajorSwitch } from '../use-cases/rollout-agent.js';
+import { gateVerdict, manifestDiff, overBudget, planWaves, templateVerdict, type GateVerdict, type RolloutState } from './rollout.rules.js';
+import { chartMajor, migrateValues, type SharedMusterServer, type ValuesMigration } from '../domain/chart-migrations.js';
+import type { AgentRecord } from '../persistence/records.js';
 import { RolloutsRepository, type RolloutAgentRecord, type RolloutRecord, type RolloutRequest } from './rollouts.repository.js';
 import type { ListRolloutsQueryDto, RolloutDto, RolloutListDto, RolloutPlanDto, RolloutRefDto, StartRolloutDto, StartRolloutResultDto } from './rollouts.dto.js';
 
@@ -53,7 +54,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly runner: WriteRunner,
     private readonly helm: HelmClient,
     private readonly charts: ChartSources,
-    @Inject(KubeClient) private readonly kube: LiveAgents,
+    private readonly kube: KubeClient,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -181,9 +182,11 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
       const from = { name: agent.chart.name, version: agent.chart.version };
       const unchanged = from.name === to.name && from.version !== null && from.version === to.version;
       const release = { namespace: agent.namespace, name: agent.name };
+      const migration = unchanged ? null : await this.migration(agent, from.version, to.version);
+      const valuesAfter = migration?.values ?? agent.values;
       const [before, after] = unchanged ? ['', ''] : await Promise.all([
         this.helm.template(release, { ref: row.chartRef, ...(row.chartVersion && !isLocal(row.chartRef) && { version: row.chartVersion }) }, agent.values),
-        this.helm.template(release, target, agent.values),
+        migration && migration.missing.length > 0 ? Promise.resolve('') : this.helm.template(release, target, valuesAfter),
       ]);
       items.push({
         namespace: agent.namespace,
@@ -193,13 +196,44 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
         from,
         to,
         valuesBefore: agent.values,
-        valuesAfter: agent.values,
-        notCarried: [],
+        valuesAfter: valuesAfter as typeof agent.values,
+        fields: migration?.carried ?? [],
+        notCarried: [...(migration?.notCarried ?? []), ...(migration?.missing ?? [])].map(({ field, reason }) => `${field}: ${reason}`),
         manifestDiff: manifestDiff(`${agent.namespace}/${agent.name}`, before, after, { from: `${from.name} ${from.version ?? '?'}`, to: `${to.name} ${to.version ?? '?'}` }),
         agent: agentView(agent, agent.lastOperation),
       });
     }
     return { dryRun: true, chart: target.source, version: target.chartVersion, waves: request.waves, items };
+  }
+
+  /**
+   * The values migration when the target is another chart major than the agent runs (0.x → 1.x,
+   * chart-migrations.ts), null within a major. What 1.x needs that the 0.x values cannot say (Muster's
+   * URL) is read from the shared RemoteMCPServer the 0.x Agent binds, as the caller.
+   */
+  private async migration(agent: AgentRecord, from: string | null, to: string | null): Promise<ValuesMigration | null> {
+    const [fromMajor, toMajor] = [chartMajor(from ?? '0'), chartMajor(to ?? '0')];
+    if (fromMajor === toMajor) return null;
+    if (fromMajor !== '0' || toMajor !== '1') {
+      throw new AppError('invalid_request', `no values migration is declared from chart major ${fromMajor} to ${toMajor}: agent-manager moves agents from 0.x to 1.x only`, [{ path: 'version', message: `from ${fromMajor}.x to ${toMajor}.x is not declared` }]);
+    }
+    const values = agent.values as unknown as Record<string, unknown>;
+    const serverName = ((values.muster as { name?: string } | undefined)?.name) ?? 'muster';
+    const shared = await this.kube.getObject<{ spec: SharedMusterServer }>(KAGENT_KINDS.remoteMcpServer, agent.namespace, serverName).catch(() => null);
+    return migrateValues('0', '1', values, { musterServer: shared?.spec ?? null });
+  }
+
+  /** What a move to another chart major needs (the values for the target, the chart it runs now), or undefined within a major. */
+  private async majorSwitch(agent: RolloutAgentRecord, target: ResolvedChart): Promise<MajorSwitch | undefined> {
+    const from = JSON.parse(agent.fromChart ?? '{}') as { ref?: string; version?: string | null };
+    if (chartMajor(from.version ?? '0') === chartMajor(target.chartVersion ?? '0')) return undefined;
+    const record = await this.agents.findActive(agent.namespace, agent.name);
+    if (!record || !from.ref) return undefined; // the move refuses it itself (not_found)
+    const migration = (await this.migration(record, from.version ?? null, target.chartVersion))!;
+    if (migration.missing.length > 0) {
+      throw new AppError('invalid_request', `cannot move to chart ${target.chartVersion}: ${migration.missing.map((m) => `${m.field}: ${m.reason}`).join('; ')}`);
+    }
+    return { from: await this.charts.resolve(from.ref, from.version ?? undefined), values: migration.values };
   }
 
   /** Takes on every running rollout no replica moves now. */
@@ -272,7 +306,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
 
     const settled = await this.rollouts.agents(rollout.id);
     const moved = settled.filter((agent) => agent.wave === wave[0].wave && agent.state === 'upgraded');
-    const unhealthy = await this.gate(rollout, moved);
+    const unhealthy = await this.gate(rollout, moved, target);
     const failedMoves = settled.filter((agent) => agent.wave === wave[0].wave && agent.state === 'failed').length;
     const failures = rollout.failures + failedMoves + unhealthy.size;
     await this.rollouts.progress(rollout.id, { failures });
@@ -286,7 +320,22 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
       return false;
     }
     for (const agent of moved) if (unhealthy.has(agent.position)) await this.returnOne(rollout, caller, agent, unhealthy.get(agent.position)!);
+    await this.contract(moved.filter((agent) => !unhealthy.has(agent.position)), target);
     return true;
+  }
+
+  /**
+   * Contract: once an agent moved to another chart major serves from its new objects, the object the
+   * old major rendered (kept by helm through the move) is removed, as the service. Until then it serves.
+   */
+  private async contract(healthy: RolloutAgentRecord[], target: ResolvedChart): Promise<void> {
+    for (const agent of healthy) {
+      const from = JSON.parse(agent.fromChart ?? '{}') as { version?: string | null };
+      if (chartMajor(from.version ?? '0') !== '0' || chartMajor(target.chartVersion ?? '0') !== '1') continue;
+      await OperationContexts.asService(() => this.kube.deleteObject(KAGENT_KINDS.agent, agent.namespace, agent.name)).catch((error: unknown) => {
+        this.logger.warn(`rollout: ${agent.namespace}/${agent.name} serves from its 1.x objects, but removing its 0.x Agent failed (delete it by hand): ${(error as Error).message}`);
+      });
+    }
   }
 
   private async stillRunning(id: string): Promise<boolean> {
@@ -294,12 +343,13 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** One agent moved through the write runner, as the rollout's starter; what happened is recorded on the rollout. */
-  private async moveOne(rollout: RolloutRecord, caller: Caller, target: ChartSource, agent: RolloutAgentRecord): Promise<void> {
+  private async moveOne(rollout: RolloutRecord, caller: Caller, target: ResolvedChart, agent: RolloutAgentRecord): Promise<void> {
     const ref = { namespace: agent.namespace, name: agent.name };
     try {
-      const step = await asCaller(caller, () =>
-        this.runner.run(caller, (tools) => moveToChart(tools, ref, { target, expectedVersion: agent.plannedVersion, requestId: `${rollout.id}-move-${agent.position}`, rollout: rollout.id })),
-      );
+      const step = await asCaller(caller, async () => {
+        const switchMajor = await this.majorSwitch(agent, target);
+        return this.runner.run(caller, (tools) => moveToChart(tools, ref, { target, expectedVersion: agent.plannedVersion, requestId: `${rollout.id}-move-${agent.position}`, rollout: rollout.id, switchMajor }));
+      });
       await this.rollouts.settleAgent(rollout.id, agent.position, {
         state: step.changed ? 'upgraded' : 'unchanged',
         reason: step.changed ? null : 'already on the target chart',
@@ -316,17 +366,18 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Returns a moved agent to the helm revision and chart it ran before the rollout. */
+  /** Returns a moved agent to the chart and values of its revision before the rollout. */
   private async returnOne(rollout: RolloutRecord, caller: Caller, agent: RolloutAgentRecord, reason: string): Promise<void> {
     const ref = { namespace: agent.namespace, name: agent.name };
     const from = JSON.parse(agent.fromChart ?? '{}') as { ref?: string; version?: string | null };
     try {
-      const revision = await this.agents.findActive(agent.namespace, agent.name).then((found) => (found ? this.agents.revision(found.id, agent.fromRevision) : null));
-      if (!revision?.helmRevision || !from.ref) throw new AppError('backend_error', `the revision ${agent.fromRevision} it ran before is not known to helm`);
-      const chart: ChartSource = { ref: from.ref, ...(from.version && { version: from.version }) };
+      const record = await this.agents.findActive(agent.namespace, agent.name);
+      const revision = record ? await this.agents.revision(record.id, agent.fromRevision) : null;
+      if (!revision || !from.ref) throw new AppError('backend_error', `its revision ${agent.fromRevision} before the rollout is not in the store`);
+      const chart = await this.charts.resolve(from.ref, from.version ?? undefined);
       const step = await asCaller(caller, () =>
         this.runner.run(caller, (tools) =>
-          returnFromChart(tools, ref, { helmRevision: revision.helmRevision!, chart, revision: agent.fromRevision, requestId: `${rollout.id}-return-${agent.position}`, rollout: rollout.id }),
+          returnFromChart(tools, ref, { chart, values: revision.values, revision: agent.fromRevision, requestId: `${rollout.id}-return-${agent.position}`, rollout: rollout.id }),
         ),
       );
       await this.rollouts.settleAgent(rollout.id, agent.position, { state: 'rolledBack', reason, operationId: step.agent.lastOperation?.id ?? null });
@@ -336,15 +387,19 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** The wave's health gate: each moved agent's live Agent reports Accepted and Ready within the timeout. Answers the unhealthy ones, with why. */
-  private async gate(rollout: RolloutRecord, moved: RolloutAgentRecord[]): Promise<Map<number, string>> {
+  private async gate(rollout: RolloutRecord, moved: RolloutAgentRecord[], target: ResolvedChart): Promise<Map<number, string>> {
+    const major = chartMajor(target.chartVersion ?? '0');
+    const verdictOf = async (agent: RolloutAgentRecord): Promise<GateVerdict> =>
+      major === '1'
+        ? templateVerdict(await OperationContexts.asService(() => this.kube.getObject(KAGENT_KINDS.agentTemplate, agent.namespace, agent.name)).catch(() => null))
+        : gateVerdict(await OperationContexts.asService(() => this.kube.getAgent(agent.namespace, agent.name)).catch(() => null));
     const deadline = Date.now() + rollout.request.gate.timeoutSeconds * 1000;
     const waiting = new Map(moved.map((agent) => [agent.position, agent]));
     const unhealthy = new Map<number, string>();
     const last = new Map<number, string>();
     while (waiting.size > 0 && !this.closed) {
       for (const agent of [...waiting.values()]) {
-        const live = await OperationContexts.asService(() => this.kube.getAgent(agent.namespace, agent.name)).catch(() => null);
-        const verdict = gateVerdict(live);
+        const verdict = await verdictOf(agent);
         if (verdict.healthy) waiting.delete(agent.position);
         else if (verdict.final) {
           waiting.delete(agent.position);

@@ -1,7 +1,7 @@
 import type { ChartSource } from '@app/helm';
-import { AppError } from '@app/common';
 import type { AgentDto } from '../api/responses.dto.js';
 import type { AgentWithLastOperation } from '../persistence/records.js';
+import type { ChartValues, OperationIntent } from '../domain/agent-spec.js';
 import { chartIdentity } from '../domain/chart-identity.js';
 import { appliedValues } from '../runner/write-runner.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
@@ -20,6 +20,18 @@ interface Moving {
   onTarget: boolean;
 }
 
+/** helm leaves an object so annotated in place when a release stops rendering it. */
+export const KEEP_ANNOTATION = 'helm.sh/resource-policy';
+
+/**
+ * A move to another chart major (0.x → 1.x): the values the target major takes (chart-migrations.ts)
+ * and the chart the agent runs now, which first marks the old object to be kept (zero gap).
+ */
+export interface MajorSwitch {
+  from: ChartSource;
+  values: Record<string, unknown>;
+}
+
 /** The journal's operation for a rollout's writes: the policy grants them as start_fleet_rollout. */
 const ROLLOUT_OPERATION = 'start_fleet_rollout';
 
@@ -33,8 +45,9 @@ const ROLLOUT_OPERATION = 'start_fleet_rollout';
 export function moveToChart(
   tools: PlanTools,
   ref: { namespace: string; name: string },
-  input: { target: ChartSource; expectedVersion: number; requestId: string; rollout: string },
+  input: { target: ChartSource; expectedVersion: number; requestId: string; rollout: string; switchMajor?: MajorSwitch },
 ): WritePlan<Moving, RolloutStep> {
+  const switching = input.switchMajor;
   const { namespace, name } = ref;
   const wanted = chartIdentity(input.target);
   const step = (agent: AgentDto | AgentWithLastOperation, changed: boolean, helmRevision: number | null): RolloutStep => ({
@@ -58,13 +71,21 @@ export function moveToChart(
     preview: async ({ agent }) => step(agent, true, agent.helmRevision),
     journal: ({ agent }) => ({
       agentId: agent.id,
-      intent: { spec: agent.spec, values: agent.values },
+      intent: { spec: agent.spec, values: switching ? (switching.values as unknown as ChartValues) : agent.values, chart: chartOfIntent(input.target) },
       baseHelmRevision: agent.helmRevision,
       step: `checks passed: upgrading the helm release ${namespace}/${name} to chart ${wanted.name} ${wanted.version ?? ''} (rollout ${input.rollout})`.trim(),
     }),
     async apply({ agent }) {
-      const release = await tools.helm.upgradeInstall(ref, input.target, agent.values);
-      return { helmRevision: release.revision, values: appliedValues(ref, release.values, agent.values), manifests: release.manifest, chart: input.target };
+      if (!switching) {
+        const release = await tools.helm.upgradeInstall(ref, input.target, agent.values);
+        return { helmRevision: release.revision, values: appliedValues(ref, release.values, agent.values), manifests: release.manifest, chart: input.target };
+      }
+      // Expand: the old object is marked to stay when the release stops rendering it, then the release
+      // moves to the new major beside it. The rollout removes the old object once the new one is healthy.
+      const kept = { ...agent.values, annotations: { ...agent.values.annotations, [KEEP_ANNOTATION]: 'keep' } };
+      await tools.helm.upgradeInstall(ref, switching.from, kept);
+      const release = await tools.helm.upgradeInstall(ref, input.target, switching.values);
+      return { helmRevision: release.revision, values: appliedValues(ref, release.values, switching.values as unknown as ChartValues), manifests: release.manifest, chart: input.target };
     },
     record: ({ agent }, applied, operationId) =>
       tools.repository.recordChange(agent, {
@@ -76,14 +97,16 @@ export function moveToChart(
 }
 
 /**
- * A wave that failed its gate returns each agent it moved to where it stood: `helm rollback` to the
- * helm revision before the move, which restores that revision's own chart and values, recorded as a
- * rollback revision naming the chart it returned to.
+ * A wave that failed its gate returns each agent it moved to where it stood: `helm upgrade` to the
+ * chart and values of its revision before the move, recorded as a rollback revision naming that
+ * chart. An upgrade, not `helm rollback`: after a move across majors the old object was kept outside
+ * the release, and only an upgrade takes such an object back into the release (a rollback refuses
+ * it), so the old object serves throughout.
  */
 export function returnFromChart(
   tools: PlanTools,
   ref: { namespace: string; name: string },
-  input: { helmRevision: number; chart: ChartSource; revision: number; requestId: string; rollout: string },
+  input: { chart: ChartSource; values: ChartValues; revision: number; requestId: string; rollout: string },
 ): WritePlan<AgentWithLastOperation, RolloutStep> {
   const { namespace, name } = ref;
   return {
@@ -93,26 +116,30 @@ export function returnFromChart(
     name,
     dryRun: false,
     idempotencyKey: input.requestId,
-    request: { rollout: input.rollout, helmRevision: input.helmRevision, revision: input.revision },
+    request: { rollout: input.rollout, revision: input.revision },
     check: () => requireAgent(tools, namespace, name),
     preview: async (agent) => ({ changed: true, agent: tools.view(agent), helmRevision: agent.helmRevision }),
     journal: (agent) => ({
       agentId: agent.id,
-      intent: { spec: agent.spec, values: agent.values, rolledBackTo: input.revision },
+      intent: { spec: agent.spec, values: input.values, rolledBackTo: input.revision, chart: chartOfIntent(input.chart) },
       baseHelmRevision: agent.helmRevision,
-      step: `checks passed: rolling the helm release ${namespace}/${name} back to its revision ${input.helmRevision} (rollout ${input.rollout} stopped)`,
+      step: `checks passed: returning the helm release ${namespace}/${name} to its revision ${input.revision}'s chart and values (rollout ${input.rollout} stopped)`,
     }),
-    async apply(agent) {
-      await tools.helm.rollback(ref, input.helmRevision);
-      const info = await tools.helm.status(ref);
-      if (!info) throw new AppError('backend_error', `helm rolled back ${namespace}/${name} but then reports no release: check it with helm history`);
-      return { helmRevision: info.revision, values: appliedValues(ref, info.values, agent.values), manifests: info.manifest, chart: input.chart };
+    async apply() {
+      const info = await tools.helm.upgradeInstall(ref, input.chart, input.values);
+      return { helmRevision: info.revision, values: appliedValues(ref, info.values, input.values), manifests: info.manifest, chart: input.chart };
     },
     record: (agent, applied, operationId) =>
       tools.repository.recordChange(agent, {
-        spec: agent.spec, values: applied.values ?? agent.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.caller.actor, operationId, rolledBackTo: input.revision, chart: input.chart,
+        spec: agent.spec, values: applied.values ?? input.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.caller.actor, operationId, rolledBackTo: input.revision, chart: input.chart,
       }),
     answer: async (_agent, applied, recorded) => ({ changed: true, agent: tools.view(recorded), helmRevision: applied.helmRevision }),
     recorded: async ({ agent, revision }) => ({ changed: true, agent, helmRevision: revision?.helmRevision ?? null }),
   };
+}
+
+/** The chart as the journal keeps it, for recovery to record what a landed move used. */
+function chartOfIntent(chart: ChartSource & { source?: string; name?: string; chartVersion?: string | null }): OperationIntent['chart'] {
+  const { ref, version, source, name, chartVersion } = chart;
+  return { ref, ...(version !== undefined && { version }), ...(source !== undefined && { source }), ...(name !== undefined && { name }), ...(chartVersion !== undefined && { chartVersion }) };
 }

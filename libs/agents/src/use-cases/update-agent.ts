@@ -9,6 +9,12 @@ import { appliedValues } from '../runner/write-runner.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
 import { requireAgent } from './checks.js';
 
+/** The values of a chart major other than the spec's own fields, which an update keeps. */
+function beyondSpec(values: ChartValues): Record<string, unknown> {
+  const own = new Set(Object.keys(toChartValues({ modelConfig: '', toolset: [] })));
+  return Object.fromEntries(Object.entries(values).filter(([key]) => !own.has(key)));
+}
+
 interface Checked {
   agent: AgentWithLastOperation;
   spec: AgentSpec;
@@ -40,7 +46,8 @@ export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
     async check() {
       const agent = await requireAgent(tools, namespace, name, input.expectedVersion);
       const spec = { ...agent.spec, ...patch };
-      const after = toChartValues(spec);
+      // Values the spec does not hold (chart major 1's Muster server, written by a rollout's migration) stay as they are.
+      const after = { ...beyondSpec(agent.values), ...toChartValues(spec) } as ChartValues;
       const sameValues = isDeepStrictEqual(agent.values, after);
       const moves = origin !== undefined && (agent.origin?.blueprint !== origin.blueprint || agent.origin?.version !== origin.version);
       return { agent, spec, before: agent.values, after, originOnly: sameValues && moves };
