@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
-import { ChartSources, HelmClient, type ChartSource, type ResolvedChart } from '@app/helm';
+import { ChartSources, HelmClient, type ResolvedChart } from '@app/helm';
 import { KAGENT_KINDS, KubeClient } from '@app/kube';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import { AgentLeaseRepository } from '../persistence/lease.repository.js';
