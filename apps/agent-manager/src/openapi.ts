@@ -15,6 +15,7 @@ export async function buildOpenApi(app: INestApplication, version: string): Prom
     .addServer('/', 'This agent-manager (paths are relative to where the document is served)')
     .addTag('agents', 'kagent agents as helm releases of the Generic agent chart: create, read, update, validate, roll back, delete')
     .addTag('audit', 'The journal of writes and refusals: who, how, which door, what, the outcome')
+    .addTag('model-configs', "kagent ModelConfigs: what an agent's modelConfig can name in a namespace, read from the cluster as the caller")
     .addTag('admin', 'Convergence: reconcile the store, helm releases and live Agents, and adopt releases the store lost')
     .addTag('blueprints', 'Blueprints: named, versioned bundles of create arguments, each served as its own MCP tool whose input holds only the open arguments (not Muster presets)')
     .addBearerAuth(

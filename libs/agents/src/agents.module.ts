@@ -27,6 +27,10 @@ import { FleetReconciler } from './reconcile/fleet-reconciler.js';
 import { WATCHED_FLEET } from './reconcile/watched-fleet.js';
 import { ReconcileTools } from './reconcile/reconcile.tools.js';
 import { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
+import { MODEL_CONFIG_OPERATIONS } from './model-configs/model-configs.operations.js';
+import { ModelConfigCheck } from './model-configs/model-config-check.js';
+import { ModelConfigsService } from './model-configs/model-configs.service.js';
+import { ModelConfigsTools } from './model-configs/model-configs.tools.js';
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
@@ -59,8 +63,8 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
+  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS), ...restControllers(MODEL_CONFIG_OPERATIONS)],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, JournalMetrics, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ModelConfigsTools],
   exports: [AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -13,6 +13,7 @@ export { AgentsTools } from './api/agents.tools.js';
 export { AGENT_OPERATIONS, AGENT_TOOLSETS } from './api/agents.operations.js';
 export { Reconciler } from './reconcile/reconcile.service.js';
 export { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
+export { MODEL_CONFIG_OPERATIONS } from './model-configs/model-configs.operations.js';
 export { auditColumns, auditOf } from './persistence/journal.records.js';
 export type { AuditEntry } from './persistence/journal.records.js';
 export type { AgentOrigin, AgentSpec } from './domain/agent-spec.js';

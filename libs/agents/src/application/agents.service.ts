@@ -33,6 +33,8 @@ import { deleteAgent } from '../use-cases/delete-agent.js';
 import { rollbackAgent } from '../use-cases/rollback-agent.js';
 import { updateAgent } from '../use-cases/update-agent.js';
 import { WATCHED_FLEET, type WatchedFleet } from '../reconcile/watched-fleet.js';
+import { ModelConfigCheck, type ModelConfigVerdict } from '../model-configs/model-config-check.js';
+import type { PlanTools } from '../runner/write-plan.js';
 
 /**
  * Every agent operation, once. The REST controller and the MCP tools are thin doors onto these
@@ -51,6 +53,8 @@ export class AgentsService {
     private readonly config: AppConfig,
     /** The watched releases and Agents status answers from when they are synced (reconcile/watched-fleet.ts). */
     @Optional() @Inject(WATCHED_FLEET) private readonly fleet?: WatchedFleet,
+    /** Checks a write's modelConfig against the namespace's ModelConfigs (absent in suites without a cluster module: not checked). */
+    @Optional() private readonly modelConfigs?: ModelConfigCheck,
   ) {}
 
   /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
@@ -99,12 +103,17 @@ export class AgentsService {
 
   /** `origin`: the blueprint whose tool asks (its name and active version), recorded with the agent. */
   create(caller: Caller, input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
-    return this.runner.run(caller, (tools) => createAgent(tools, input, origin));
+    return this.runner.run(caller, (tools) => createAgent(this.checking(tools), input, origin));
   }
 
   /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
   update(caller: Caller, ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
-    return this.runner.run(caller, (tools) => updateAgent(tools, ref, input, origin));
+    return this.runner.run(caller, (tools) => updateAgent(this.checking(tools), ref, input, origin));
+  }
+
+  /** The plan tools with the modelConfig check, for the writes that set a modelConfig. */
+  private checking(tools: PlanTools): PlanTools {
+    return this.modelConfigs ? { ...tools, modelConfigs: this.modelConfigs } : tools;
   }
 
   delete(caller: Caller, ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
@@ -132,6 +141,9 @@ export class AgentsService {
       spec = { ...found.spec, ...spec };
     }
     const warnings = Array.isArray(spec.toolset) && violations.length === 0 ? problems(toolsetWarnings(spec.toolset)) : [];
+    const model = mode === 'update' && !found ? {} : await this.modelConfigVerdict(input.namespace, input.modelConfig, mode === 'create' ? undefined : found?.spec.modelConfig, violations);
+    if (model.violation) violations.push(model.violation);
+    if (model.warning) warnings.push(model.warning);
     let manifests: string | null = null;
     if (violations.length === 0) {
       try {
@@ -242,6 +254,17 @@ export class AgentsService {
     // The newest: a reinstall starts helm's numbering again, so one helm number can name two revisions.
     const agentRevision = (await this.repository.revisions(agentId)).reverse().find((r) => r.helmRevision === revision)?.revision ?? null;
     return { revision, agentRevision, values: info.values, agent: await this.manifests.agentIn(info.manifest) };
+  }
+
+  /**
+   * validate_agent's modelConfig check, as the write would make it: a create's modelConfig, an
+   * update's when it names another than the agent's (`current`); not when the namespace or the
+   * name given is already a violation.
+   */
+  private async modelConfigVerdict(namespace: string, modelConfig: unknown, current: string | undefined, violations: { path: string }[]): Promise<ModelConfigVerdict> {
+    if (!this.modelConfigs || typeof modelConfig !== 'string' || modelConfig === current) return {};
+    if (violations.some((v) => v.path === 'namespace' || v.path === 'modelConfig')) return {};
+    return this.modelConfigs.verdict(namespace, modelConfig);
   }
 
   private async require(namespace: string, name: string): Promise<AgentWithLastOperation> {
