@@ -1,4 +1,4 @@
-import type { ConfigurationOptions, CustomObjectsApi } from '@kubernetes/client-node';
+import type { ConfigurationOptions, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { AppError, type KubeIdentity } from '@app/common';
 import { Tracing, type Metrics } from '@app/telemetry';
 import type { ClusterState } from './cluster-state.js';
@@ -24,7 +24,7 @@ export interface ModelConfigSummary {
 }
 
 /** Why the ModelConfigs of a namespace could not be listed, for the caller's answer or a write's warning. */
-export type ModelConfigListFailure = 'forbidden' | 'no_api' | 'unreachable';
+export type ModelConfigListFailure = 'forbidden' | 'no_api' | 'no_namespace' | 'unreachable';
 
 /** A listing that failed, classified: `reason` tells a write's check what it could not check and why. */
 export class ModelConfigListError extends AppError {
@@ -38,6 +38,7 @@ export class ModelConfigListError extends AppError {
 
 interface Client {
   api: CustomObjectsApi;
+  core: CoreV1Api;
   options(read: { timeoutMs: number; identity?: KubeIdentity }): ConfigurationOptions;
 }
 
@@ -65,7 +66,8 @@ export class ModelConfigReader {
   /**
    * The namespace's ModelConfigs, sorted by name. Throws a ModelConfigListError: `forbidden` (403,
    * the caller may not list them), `no_api` (not_found: the cluster serves no
-   * modelconfigs.kagent.dev/v1alpha2, kagent's CRDs are not installed) or `unreachable`
+   * modelconfigs.kagent.dev/v1alpha2, kagent's CRDs are not installed), `no_namespace` (not_found:
+   * the namespace does not exist, as far as the caller may tell) or `unreachable`
    * (backend_error: no cluster, or it did not answer within `timeoutMs`).
    */
   async list(namespace: string, timeoutMs: number): Promise<ModelConfigSummary[]> {
@@ -94,12 +96,31 @@ export class ModelConfigReader {
       throw error;
     }
     const client = await this.client();
+    let items: ModelConfigSummary[];
     try {
       const request = { group: MODEL_CONFIG_GROUP, version: MODEL_CONFIG_VERSION, namespace, plural: MODEL_CONFIG_PLURAL };
       const list = (await client.api.listNamespacedCustomObject(request, client.options({ timeoutMs, identity }))) as { items?: RawModelConfig[] };
-      return (list.items ?? []).map(summary).sort((a, b) => a.name.localeCompare(b.name));
+      items = (list.items ?? []).map(summary).sort((a, b) => a.name.localeCompare(b.name));
     } catch (error) {
       throw classified(error, namespace, timeoutMs, identity);
+    }
+    if (items.length === 0 && (await this.namespaceMissing(client, namespace, timeoutMs, identity))) {
+      throw new ModelConfigListError('no_namespace', new AppError('not_found', `namespace "${namespace}" not found`, [{ path: 'namespace', message: `namespace "${namespace}" not found` }]));
+    }
+    return items;
+  }
+
+  /**
+   * Whether the namespace is missing, asked only when it lists no ModelConfig (the API server lists
+   * none in a namespace that does not exist): a write there is refused for its namespace, not its
+   * modelConfig. A caller who may not read namespaces (most) learns nothing here: not missing.
+   */
+  private async namespaceMissing(client: Client, namespace: string, timeoutMs: number, identity?: KubeIdentity): Promise<boolean> {
+    try {
+      await client.core.readNamespace({ name: namespace }, client.options({ timeoutMs, identity }));
+      return false;
+    } catch (error) {
+      return (error as { code?: number }).code === 404;
     }
   }
 
@@ -108,7 +129,7 @@ export class ModelConfigReader {
       const config = new k8s.KubeConfig();
       if (this.kubeconfig) config.loadFromFile(this.kubeconfig);
       else config.loadFromDefault();
-      return { api: config.makeApiClient(k8s.CustomObjectsApi), options: (read: { timeoutMs: number; identity?: KubeIdentity }) => readOptions(k8s, read) };
+      return { api: config.makeApiClient(k8s.CustomObjectsApi), core: config.makeApiClient(k8s.CoreV1Api), options: (read: { timeoutMs: number; identity?: KubeIdentity }) => readOptions(k8s, read) };
     });
     return this.api.catch((error: unknown) => {
       this.api = undefined;

@@ -78,12 +78,14 @@ export function missingModelConfig(namespace: string, modelConfig: string, names
   const ordered = nearMissFirst(modelConfig, names);
   const listed = ordered.slice(0, MAX_NAMES_LISTED).map((n) => `"${n}"`).join(', ');
   const more = ordered.length > MAX_NAMES_LISTED ? ` and ${ordered.length - MAX_NAMES_LISTED} more (list_model_configs lists them all)` : '';
-  return { path: 'modelConfig', message: `${head}${close ? `: did you mean "${close}"?` : ''}; ModelConfigs there: ${listed}${more}` };
+  const hint = close ? `: did you mean "${close}"? ModelConfigs there` : '; ModelConfigs there';
+  return { path: 'modelConfig', message: `${head}${hint}: ${listed}${more}` };
 }
 
 const UNCHECKED: Record<ModelConfigListFailure, (namespace: string) => string> = {
   forbidden: (namespace) => `the cluster does not let the caller list ModelConfigs in namespace ${namespace}`,
   no_api: () => 'the cluster serves no kagent ModelConfig API (modelconfigs.kagent.dev/v1alpha2)',
+  no_namespace: (namespace) => `namespace ${namespace} does not exist`,
   unreachable: () => 'the cluster could not be read',
 };
 
