@@ -83,6 +83,13 @@ describe(ModelConfigCheck.name, () => {
     await expect(new ModelConfigCheck(failing).check('ns', 'm')).resolves.toEqual([uncheckedModelConfig('ns', 'm', reason)]);
   });
 
+  it('leaves a name no Kubernetes object can have to the cluster, which refuses its form in its own words', async () => {
+    const unread = reader(async () => {
+      throw new Error('not listed');
+    });
+    await expect(new ModelConfigCheck(unread).check('ns', 'Not_A_Name')).resolves.toEqual([]);
+  });
+
   it('does not swallow what is not a list failure', async () => {
     const broken = reader(async () => {
       throw new TypeError('bug');

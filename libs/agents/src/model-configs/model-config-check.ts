@@ -9,6 +9,9 @@ import type { ModelConfigDto, ModelConfigReadiness } from './model-configs.dto.j
  */
 export const MODEL_CONFIG_CHECK_TIMEOUT_MS = 3_000;
 
+/** A Kubernetes object name (DNS-1123 subdomain): what a ModelConfig can be called. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
 /** At most this many names are listed in a refusal; list_model_configs has them all. */
 const MAX_NAMES_LISTED = 20;
 
@@ -101,7 +104,8 @@ export function uncheckedModelConfig(namespace: string, modelConfig: string, rea
 
 /**
  * Checks a write's modelConfig against the ModelConfigs of its namespace, read as the caller: one
- * list per write, waited for MODEL_CONFIG_CHECK_TIMEOUT_MS at most. A name missing from a list
+ * list per write, waited for MODEL_CONFIG_CHECK_TIMEOUT_MS at most. A name no object can have is
+ * not looked for: its form is refused by the cluster when helm applies the Agent. A name missing from a list
  * that succeeded is refused; a list that could not be made (the caller may not, the API does not
  * exist, the cluster did not answer) lets the write go ahead with a warning.
  */
@@ -113,6 +117,8 @@ export class ModelConfigCheck implements ModelConfigGate {
   constructor(private readonly reader: ModelConfigReader) {}
 
   async verdict(namespace: string, modelConfig: string): Promise<ModelConfigVerdict> {
+    // Its form is the cluster's to judge (requests.dto.ts): kagent's Agent CRD refuses it in its own words.
+    if (!OBJECT_NAME.test(modelConfig)) return {};
     let items: ModelConfigSummary[];
     try {
       items = await this.reader.list(namespace, this.timeoutMs);
