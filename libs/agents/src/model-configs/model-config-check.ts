@@ -103,7 +103,7 @@ export function uncheckedModelConfig(namespace: string, modelConfig: string, rea
 }
 
 /**
- * Checks a write's modelConfig against the ModelConfigs of its namespace, read as the caller: one
+ * Checks a write's modelConfig against the ModelConfigs of its namespace (docs/contract.md §3), read as the caller: one
  * list per write, waited for MODEL_CONFIG_CHECK_TIMEOUT_MS at most. A name no object can have is
  * not looked for: its form is refused by the cluster when helm applies the Agent. A name missing from a list
  * that succeeded is refused; a list that could not be made (the caller may not, the API does not
