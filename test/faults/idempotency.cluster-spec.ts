@@ -105,7 +105,7 @@ describe('idempotent writes across faults', () => {
       expect(refused.status).toBe(400);
       expect(refused.body.error.details).toEqual([{ path: 'namespace', message: `namespace "${ns}" not found` }]);
 
-      await cluster.core.createNamespace({ body: { metadata: { name: ns } } });
+      await cluster.createNamespace(ns);
       const created = await call(t.url, 'POST', '/api/v1/agents', body, key);
       expect(created.status).toBe(201);
       expect(created.body.agent).toMatchObject({ namespace: ns, name: 'waits-for-namespace', revision: 1 });

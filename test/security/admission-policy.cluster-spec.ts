@@ -50,7 +50,7 @@ describe("the cluster's admission policy", () => {
     });
     await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
     ns = `policed-${RUN}`;
-    await cluster.core.createNamespace({ body: { metadata: { name: ns, labels: { 'agent-manager-test/policed': RUN } } } });
+    await cluster.createNamespace(ns, { 'agent-manager-test/policed': RUN });
     const config = new KubeConfig();
     config.loadFromFile(cluster.kubeconfig);
     admission = config.makeApiClient(AdmissionregistrationV1Api);

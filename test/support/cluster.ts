@@ -7,6 +7,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 
+/**
+ * The kagent ModelConfigs every namespace of createNamespace/freshNamespace has: the names the
+ * suites' agents use. agent-manager refuses a modelConfig its namespace has no ModelConfig of.
+ */
+export const TEST_MODEL_CONFIGS = ['default-model-config', 'm', 'm1', 'm2', 'first-model', 'second-model', 'before', 'after', 'labelled-second', 'secret-model-config'] as const;
+
 /** Direct access to the test control plane, for arranging and checking what the service did. */
 export class TestCluster {
   readonly core: CoreV1Api;
@@ -56,8 +62,28 @@ export class TestCluster {
   /** A fresh namespace per test: without a controller-manager, deleted ones stay Terminating. */
   async freshNamespace(prefix = 'am'): Promise<string> {
     const name = `${prefix}-${randomBytes(4).toString('hex')}`;
-    await this.core.createNamespace({ body: { metadata: { name } } });
+    await this.createNamespace(name);
     return name;
+  }
+
+  /** A namespace of that name with the suites' ModelConfigs (TEST_MODEL_CONFIGS), as a platform would prepare one for agents. */
+  async createNamespace(name: string, labels?: Record<string, string>): Promise<void> {
+    await this.core.createNamespace({ body: { metadata: { name, ...(labels && { labels }) } } });
+    await Promise.all(TEST_MODEL_CONFIGS.map((config) => this.createModelConfig(name, config)));
+  }
+
+  /** A kagent ModelConfig (kagent.dev/v1alpha2), its API key in Secret `<name>-key`, with `conditions` set as kagent's controller would. */
+  async createModelConfig(namespace: string, name: string, spec: { provider?: string; model?: string } = {}, conditions?: object[]): Promise<void> {
+    const body = {
+      apiVersion: 'kagent.dev/v1alpha2',
+      kind: 'ModelConfig',
+      metadata: { name },
+      spec: { provider: 'OpenAI', model: 'gpt-4.1-mini', apiKeySecret: `${name}-key`, apiKeySecretKey: 'OPENAI_API_KEY', ...spec },
+    };
+    const created = (await this.objects.createNamespacedCustomObject({ group: 'kagent.dev', version: 'v1alpha2', namespace, plural: 'modelconfigs', body })) as any;
+    if (conditions) {
+      await this.objects.replaceNamespacedCustomObjectStatus({ group: 'kagent.dev', version: 'v1alpha2', namespace, plural: 'modelconfigs', name, body: { ...created, status: { conditions } } });
+    }
   }
 
   async agent(namespace: string, name: string): Promise<any | null> {

@@ -34,6 +34,10 @@ import { ROLLOUT_OPERATIONS } from './rollout/rollouts.operations.js';
 import { PRESET_OPERATIONS } from './presets/presets.operations.js';
 import { PresetSource } from './presets/preset-source.js';
 import { PresetTools } from './presets/presets.tools.js';
+import { MODEL_CONFIG_OPERATIONS } from './model-configs/model-configs.operations.js';
+import { ModelConfigCheck } from './model-configs/model-config-check.js';
+import { ModelConfigsService } from './model-configs/model-configs.service.js';
+import { ModelConfigsTools } from './model-configs/model-configs.tools.js';
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
@@ -66,8 +70,8 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS), ...restControllers(ROLLOUT_OPERATIONS), ...restControllers(PRESET_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, FleetRollouts, RolloutsRepository, RolloutsTools, JournalMetrics, PresetSource, PresetTools, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }],
+  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS), ...restControllers(ROLLOUT_OPERATIONS), ...restControllers(PRESET_OPERATIONS), ...restControllers(MODEL_CONFIG_OPERATIONS)],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, FleetRollouts, RolloutsRepository, RolloutsTools, JournalMetrics, PresetSource, PresetTools, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ModelConfigsTools],
   exports: [FleetRollouts, PresetSource, AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

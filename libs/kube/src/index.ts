@@ -1,4 +1,4 @@
-export { KubeClient, AGENT_GROUP, AGENT_PLURAL, AGENT_VERSION, KAGENT_KINDS } from './kube.client.js';
+export { KubeClient, AGENT_GROUP, AGENT_PLURAL, AGENT_VERSION, KAGENT_KINDS, KUBE_READ_TIMEOUT_MS } from './kube.client.js';
 export type { Condition, KagentKind, LiveAgent, LiveObject } from './kube.client.js';
 export { KubeModule } from './kube.module.js';
 export { ClusterState, clusterReportWithoutPaths } from './cluster-state.js';
@@ -8,3 +8,5 @@ export type { ClusterConfig, ClusterEnv } from './cluster-config.js';
 export { KubeApiError, KubeRest } from './kube-rest.js';
 export { ListWatch } from './watch.js';
 export type { Collection, KubeObject, ListWatchOptions, ListWatchStats, WatchChange } from './watch.js';
+export { MODEL_CONFIG_GROUP, MODEL_CONFIG_PLURAL, MODEL_CONFIG_VERSION, ModelConfigListError, ModelConfigReader } from './model-configs.js';
+export type { ModelConfigListFailure, ModelConfigSummary } from './model-configs.js';

@@ -3,6 +3,7 @@ import { AppConfig, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { ClusterState } from './cluster-state.js';
 import { KubeClient } from './kube.client.js';
+import { ModelConfigReader } from './model-configs.js';
 
 @Module({
   providers: [
@@ -17,7 +18,13 @@ import { KubeClient } from './kube.client.js';
       useFactory: (cluster: ClusterState, config: AppConfig, metrics: Metrics) =>
         new KubeClient(cluster, config.KUBECONFIG, config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined, metrics),
     },
+    {
+      provide: ModelConfigReader,
+      inject: [ClusterState, AppConfig, Metrics],
+      useFactory: (cluster: ClusterState, config: AppConfig, metrics: Metrics) =>
+        new ModelConfigReader(cluster, config.KUBECONFIG, config.KUBE_IMPERSONATE ? () => OperationContexts.kubeIdentity() : undefined, metrics),
+    },
   ],
-  exports: [KubeClient, ClusterState],
+  exports: [KubeClient, ClusterState, ModelConfigReader],
 })
 export class KubeModule {}

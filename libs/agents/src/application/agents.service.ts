@@ -36,6 +36,8 @@ import { rollbackAgent } from '../use-cases/rollback-agent.js';
 import { updateAgent } from '../use-cases/update-agent.js';
 import { WATCHED_FLEET, type WatchedFleet } from '../reconcile/watched-fleet.js';
 import { PresetSource } from '../presets/preset-source.js';
+import { ModelConfigCheck, type ModelConfigVerdict } from '../model-configs/model-config-check.js';
+import type { PlanTools } from '../runner/write-plan.js';
 
 /**
  * Every agent operation, once. The REST controller and the MCP tools are thin doors onto these
@@ -58,6 +60,8 @@ export class AgentsService {
     @Optional() private readonly presets?: PresetSource,
     /** Resolves an agent's own chart when a write must keep it (chartOf). */
     @Optional() private readonly charts?: ChartSources,
+    /** Checks a write's modelConfig against the namespace's ModelConfigs (absent in suites without a cluster module: not checked). */
+    @Optional() private readonly modelConfigs?: ModelConfigCheck,
   ) {}
 
   /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
@@ -109,13 +113,13 @@ export class AgentsService {
   /** `origin`: the blueprint whose tool asks (its name and active version), recorded with the agent. */
   async create(caller: Caller, input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
     const warnings = this.checkPresets(input.toolset);
-    return withWarnings(await this.runner.run(caller, (tools) => createAgent(tools, input, origin)), warnings);
+    return withWarnings(await this.runner.run(caller, (tools) => createAgent(this.checking(tools), input, origin)), warnings);
   }
 
   /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
   async update(caller: Caller, ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
     const warnings = this.checkPresets(input.toolset);
-    return withWarnings(await this.runner.run(caller, (tools) => updateAgent(tools, ref, input, origin), { chart: await this.chartOf(ref) }), warnings);
+    return withWarnings(await this.runner.run(caller, (tools) => updateAgent(this.checking(tools), ref, input, origin), { chart: await this.chartOf(ref) }), warnings);
   }
 
   /**
@@ -140,6 +144,11 @@ export class AgentsService {
     const { refusals, warnings } = this.presets?.check(toolset) ?? { refusals: [], warnings: [] };
     if (refusals.length > 0) throw AppError.invalid(problems(refusals));
     return warnings;
+  }
+
+  /** The plan tools with the modelConfig check, for the writes that set a modelConfig. */
+  private checking(tools: PlanTools): PlanTools {
+    return this.modelConfigs ? { ...tools, modelConfigs: this.modelConfigs } : tools;
   }
 
   delete(caller: Caller, ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
@@ -169,6 +178,9 @@ export class AgentsService {
     const presets = violations.some((v) => v.path.startsWith('toolset')) ? undefined : this.presets?.check(input.toolset);
     append(violations, problems(presets?.refusals ?? []));
     const warnings = Array.isArray(spec.toolset) && violations.length === 0 ? [...problems(toolsetWarnings(spec.toolset)), ...(presets?.warnings ?? [])] : [];
+    const model = mode === 'update' && !found ? {} : await this.modelConfigVerdict(input.namespace, input.modelConfig, mode === 'create' ? undefined : found?.spec.modelConfig, violations);
+    if (model.violation) violations.push(model.violation);
+    if (model.warning) warnings.push(model.warning);
     let manifests: string | null = null;
     if (violations.length === 0) {
       try {
@@ -279,6 +291,17 @@ export class AgentsService {
     // The newest: a reinstall starts helm's numbering again, so one helm number can name two revisions.
     const agentRevision = (await this.repository.revisions(agentId)).reverse().find((r) => r.helmRevision === revision)?.revision ?? null;
     return { revision, agentRevision, values: info.values, agent: await this.manifests.agentIn(info.manifest) };
+  }
+
+  /**
+   * validate_agent's modelConfig check, as the write would make it: a create's modelConfig, an
+   * update's when it names another than the agent's (`current`); not when the namespace or the
+   * name given is already a violation.
+   */
+  private async modelConfigVerdict(namespace: string, modelConfig: unknown, current: string | undefined, violations: { path: string }[]): Promise<ModelConfigVerdict> {
+    if (!this.modelConfigs || typeof modelConfig !== 'string' || modelConfig === current) return {};
+    if (violations.some((v) => v.path === 'namespace' || v.path === 'modelConfig')) return {};
+    return this.modelConfigs.verdict(namespace, modelConfig);
   }
 
   private async require(namespace: string, name: string): Promise<AgentWithLastOperation> {

@@ -4,6 +4,7 @@ import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '..
 import type { AgentDto } from '../api/responses.dto.js';
 import type { ChartValues, OperationIntent, OperationKind } from '../domain/agent-spec.js';
 import type { LockMode } from './agent-lock.js';
+import type { ModelConfigGate } from '../model-configs/model-config-check.js';
 import type { AgentWriteStore } from './ports.js';
 
 /** What the state change of a plan left behind (for most, what its one helm call did, as helm reported it). */
@@ -41,6 +42,8 @@ export interface PlanTools {
   caller: Caller;
   /** The agent as answers show it, with the last operation it was read with (no second read). */
   view(record: AgentWithLastOperation): AgentDto;
+  /** Checks a modelConfig against the namespace's ModelConfigs (create and update; absent: not checked). */
+  modelConfigs?: ModelConfigGate;
 }
 
 /** What the journal records before the state change runs, for recovery after a crash. */

@@ -1,7 +1,7 @@
 import { AppError } from '@app/common';
 import { toolsetWarnings } from '@app/toolset';
 import type { CreateAgentDto } from '../api/requests.dto.js';
-import type { CreateResultDto } from '../api/responses.dto.js';
+import type { CreateResultDto, ProblemDto } from '../api/responses.dto.js';
 import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
 import { problems } from '../api/views.js';
 import { appliedValues } from '../runner/write-runner.js';
@@ -9,6 +9,8 @@ import type { PlanTools, WritePlan } from '../runner/write-plan.js';
 
 interface Checked {
   spec: AgentSpec;
+  /** What the modelConfig check could not check (a missing ModelConfig is refused in check). */
+  modelWarnings: ProblemDto[];
 }
 
 /**
@@ -29,11 +31,11 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: Ag
     request: { ...spec, namespace, name, ...(origin ? { blueprint: origin } : {}) },
     async check() {
       if (await tools.repository.findActive(namespace, name)) throw exists(namespace, name);
-      return { spec };
+      return { spec, modelWarnings: (await tools.modelConfigs?.check(namespace, spec.modelConfig)) ?? [] };
     },
-    async preview() {
+    async preview({ modelWarnings }) {
       const manifests = await tools.helm.template({ namespace, name }, tools.chart, values);
-      return { dryRun: true, agent: null, values, manifests, warnings };
+      return { dryRun: true, agent: null, values, manifests, warnings: [...warnings, ...modelWarnings] };
     },
     journal: () => ({ intent: { spec, values, origin }, baseHelmRevision: null }),
     async apply() {
@@ -44,7 +46,7 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: Ag
       tools.repository.recordCreate(namespace, name, tools.chart, {
         spec, values: applied.values ?? values, helmRevision: applied.helmRevision, kind: 'create', actor: tools.caller.actor, operationId, origin,
       }),
-    answer: async (_checked, applied, agent) => ({ dryRun: false, agent: tools.view(agent), values: applied.values ?? values, manifests: applied.manifests, warnings }),
+    answer: async ({ modelWarnings }, applied, agent) => ({ dryRun: false, agent: tools.view(agent), values: applied.values ?? values, manifests: applied.manifests, warnings: [...warnings, ...modelWarnings] }),
     recorded: async ({ agent, revision, manifests }) => ({ dryRun: false, agent, values: revision?.values ?? values, manifests, warnings }),
   };
 }

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { toolsetWarnings } from '@app/toolset';
 import type { AgentRefDto, UpdateAgentDto } from '../api/requests.dto.js';
 import type { AgentWithLastOperation } from '../persistence/records.js';
-import type { UpdateResultDto } from '../api/responses.dto.js';
+import type { ProblemDto, UpdateResultDto } from '../api/responses.dto.js';
 import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec, type ChartValues } from '../domain/agent-spec.js';
 import { problems } from '../api/views.js';
 import { appliedValues } from '../runner/write-runner.js';
@@ -22,6 +22,8 @@ interface Checked {
   after: ChartValues;
   /** The values stay, only the blueprint origin moves (an upgrade to a version with the same values): no helm run, no revision. */
   originOnly: boolean;
+  /** What the modelConfig check could not check (checked when the update names another ModelConfig; a missing one is refused). */
+  modelWarnings: ProblemDto[];
 }
 
 /**
@@ -32,9 +34,9 @@ interface Checked {
 export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): WritePlan<Checked, UpdateResultDto> {
   const patch = pickSpec(input);
   const dryRun = input.dryRun ?? false;
-  const warnings = (spec: AgentSpec) => problems(toolsetWarnings(spec.toolset));
-  const unchangedAnswer = ({ agent, spec, before, after }: Checked, recorded = agent): UpdateResultDto => ({
-    dryRun, changed: false, before, after, agent: tools.view(recorded), manifests: '', warnings: warnings(spec),
+  const warnings = (spec: AgentSpec, modelWarnings: ProblemDto[] = []) => [...problems(toolsetWarnings(spec.toolset)), ...modelWarnings];
+  const unchangedAnswer = ({ agent, spec, before, after, modelWarnings }: Checked, recorded = agent): UpdateResultDto => ({
+    dryRun, changed: false, before, after, agent: tools.view(recorded), manifests: '', warnings: warnings(spec, modelWarnings),
   });
   return {
     kind: 'update',
@@ -50,15 +52,18 @@ export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
       const after = { ...beyondSpec(agent.values), ...toChartValues(spec) } as ChartValues;
       const sameValues = isDeepStrictEqual(agent.values, after);
       const moves = origin !== undefined && (agent.origin?.blueprint !== origin.blueprint || agent.origin?.version !== origin.version);
-      return { agent, spec, before: agent.values, after, originOnly: sameValues && moves };
+      // Only a modelConfig the update moves to is checked: an update of other fields is not refused for a ModelConfig that went missing since.
+      const movesModel = patch.modelConfig !== undefined && patch.modelConfig !== agent.spec.modelConfig;
+      const modelWarnings = movesModel ? ((await tools.modelConfigs?.check(namespace, patch.modelConfig!)) ?? []) : [];
+      return { agent, spec, before: agent.values, after, originOnly: sameValues && moves, modelWarnings };
     },
     async unchanged(checked) {
       if (!isDeepStrictEqual(checked.before, checked.after)) return undefined;
       return checked.originOnly && !dryRun ? undefined : unchangedAnswer(checked);
     },
-    async preview({ agent, spec, before, after }) {
+    async preview({ agent, spec, before, after, modelWarnings }) {
       const manifests = await tools.helm.template({ namespace, name }, tools.chart, after);
-      return { dryRun: true, changed: true, before, after, agent: tools.view(agent), manifests, warnings: warnings(spec) };
+      return { dryRun: true, changed: true, before, after, agent: tools.view(agent), manifests, warnings: warnings(spec, modelWarnings) };
     },
     journal: ({ agent, spec, after, originOnly }) => ({
       agentId: agent.id,
@@ -80,7 +85,7 @@ export function updateAgent(tools: PlanTools, { namespace, name }: AgentRefDto, 
     answer: async (checked, applied, recorded) =>
       checked.originOnly
         ? unchangedAnswer(checked, recorded)
-        : { dryRun: false, changed: true, before: checked.before, after: applied.values ?? checked.after, agent: tools.view(recorded), manifests: applied.manifests, warnings: warnings(checked.spec) },
+        : { dryRun: false, changed: true, before: checked.before, after: applied.values ?? checked.after, agent: tools.view(recorded), manifests: applied.manifests, warnings: warnings(checked.spec, checked.modelWarnings) },
     recorded: async ({ agent, revision, previous, manifests }) => ({
       dryRun: false, changed: revision !== null, before: previous?.values ?? agent.values, after: revision?.values ?? agent.values, agent, manifests,
       warnings: warnings(revision?.spec ?? agent.spec),
