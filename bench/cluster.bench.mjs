@@ -6,7 +6,7 @@
 // BENCH_ROUNDS scales the rounds (1 = the defaults below).
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { startControlPlane, startPostgres } from './lib/infra.mjs';
 import { chartValuesOf, helmWriteArgs, SEED_LABEL, seedAgents } from './lib/seed.mjs';
 import { HELM_BIN, ROOT, startService } from './lib/service.mjs';
 import { fmt, interleave, perRound, printTable, summary, time } from './lib/stats.mjs';
+import { printRollout, rolloutSection } from './rollout.bench.mjs';
 import { printScale, scale } from './scale.bench.mjs';
 
 const run = promisify(execFile);
@@ -37,10 +38,12 @@ const SETTLE_MS = 5000;
 const CHART = join(ROOT, 'charts', 'agent');
 /**
  * BENCH_ONLY=start,writes,reads,mcp,race,load,lists,hostile runs only those sections (all by default).
- * `scale` (bench/scale.bench.mjs: control planes of its own, 10,000 agents seeded) runs only when named.
+ * `scale` (bench/scale.bench.mjs: control planes of its own, 10,000 agents seeded) and `rollout`
+ * (bench/rollout.bench.mjs: a control plane of its own, 200 agents) run only when named.
  */
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()) : null;
-const wanted = (section) => (section === 'scale' ? ONLY?.includes(section) === true : !ONLY || ONLY.includes(section));
+const NAMED_ONLY = ['scale', 'rollout'];
+const wanted = (section) => (NAMED_ONLY.includes(section) ? ONLY?.includes(section) === true : !ONLY || ONLY.includes(section));
 const NS = 'bench';
 
 const log = (message) => console.error(`[bench] ${message}`);
@@ -679,6 +682,7 @@ async function hostile(kubeconfig) {
 
 function printAll() {
   printScale(results.scale);
+  printRollout(results.rollout);
   const sections = [...new Set(results.figures.map((f) => f.section))].filter((section) => section !== 'scale');
   for (const section of sections) {
     const rows = results.figures
@@ -717,9 +721,34 @@ function roundsOf(f) {
   return f.perRound ? `${f.perRound.median.toFixed(2)}× (${f.perRound.p25.toFixed(2)}–${f.perRound.p75.toFixed(2)})` : '';
 }
 
+/**
+ * Writes bench/results.json. A run of some sections (BENCH_ONLY) replaces only theirs: the figures
+ * of the sections it did not run, and their top-level entries (`scale`, `rollout`), stay as the
+ * file held them, with the meta of the run that measured them; this run's meta goes to `partialRuns`.
+ */
 function save() {
   results.meta.finishedAt = new Date().toISOString();
-  writeFileSync(join(ROOT, 'bench', 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  const file = join(ROOT, 'bench', 'results.json');
+  let saved = results;
+  if (ONLY && existsSync(file)) {
+    let previous = null;
+    try {
+      previous = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      log(`bench/results.json is not JSON (${error.message}): writing this run's figures alone`);
+    }
+    if (previous) {
+      const ran = (section) => ONLY.includes(section.split(' ')[0]);
+      const { meta, figures, error, ...entries } = results;
+      saved = {
+        ...previous,
+        ...entries,
+        figures: [...(previous.figures ?? []).filter((f) => !ran(f.section)), ...figures],
+        partialRuns: [...(previous.partialRuns ?? []).filter((r) => String(r.only) !== String(ONLY)), { ...meta, ...(error ? { error } : {}) }],
+      };
+    }
+  }
+  writeFileSync(file, JSON.stringify(saved, null, 2) + '\n');
 }
 
 async function cleanup() {
@@ -764,6 +793,8 @@ try {
   if (wanted('hostile')) await hostile(kubeconfig);
 
   if (wanted('scale')) await scale({ dir, log, figure, results });
+
+  if (wanted('rollout')) await rolloutSection({ dir, log, figure, results });
 
   if (wanted('lists')) {
     await lists('sqlite', kubeconfig);
