@@ -216,6 +216,7 @@ describe('deploy/charts/agent-manager', () => {
           { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
           { apiGroups: ['kagent.dev'], resources: ['agents'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
           { apiGroups: ['kagent.dev'], resources: ['modelconfigs'], verbs: ['get', 'list'] },
+          { apiGroups: ['kagent.dev'], resources: ['agenttemplates', 'remotemcpservers'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
         ]);
       }
       const bindings = objects.filter((o) => o.kind === 'RoleBinding');
@@ -264,7 +265,7 @@ describe('deploy/charts/agent-manager', () => {
     // Two pods never hold the one SQLite file: the old one stops before the new one starts.
     expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
     expect(objects.filter((o) => o.kind === 'Role')).toEqual([]);
-    expect(one(objects, 'ClusterRole').rules!.map((r) => r.resources)).toEqual([['secrets'], ['agents'], ['modelconfigs']]);
+    expect(one(objects, 'ClusterRole').rules!.map((r) => r.resources)).toEqual([['secrets'], ['agents'], ['modelconfigs'], ['agenttemplates', 'remotemcpservers']]);
     expect(one(objects, 'ClusterRoleBinding').roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'am-agent-manager-platform' });
     expect(objects.some((o) => o.kind === 'PodDisruptionBudget' || o.kind === 'HorizontalPodAutoscaler')).toBe(false);
   });

@@ -111,6 +111,7 @@ describe('MCP over Streamable HTTP', () => {
         expect.objectContaining({ name: 'blueprints', default: true, always: false, active: true }),
         expect.objectContaining({ name: 'blueprint-admin', default: false, always: false, active: false }),
         expect.objectContaining({ name: 'admin', default: false, always: false, active: false }),
+        expect.objectContaining({ name: 'fleet', default: false, always: false, active: false }),
       ]);
     });
 

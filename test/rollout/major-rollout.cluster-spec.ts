@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { TestCluster } from '../support/cluster.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
-import { call, freshDatabaseUrl, type FreshDatabase } from '../support/test-app.js';
+import { call, freshDatabaseUrl, statusOnceSeen, type FreshDatabase } from '../support/test-app.js';
 
 jest.setTimeout(600_000);
 
@@ -96,6 +96,9 @@ describe('a rollout to the next chart major', () => {
     expect((await get(cluster, ns, 'agenttemplates', 'v1alpha3', 'm1')).spec.systemPrompt).toBe('You triage incidents, briefly.');
     expect((await get(cluster, ns, 'remotemcpservers', 'v1alpha3', 'm1-muster')).spec.url).toBe(MUSTER_URL);
     expect(await cluster.agent(ns, 'm1')).toBeNull();
+    // Status reads the AgentTemplate its release applied: ready once kagent's harness says so, no drift.
+    const status = await statusOnceSeen(service.url, `/api/v1/agents/${ns}/m1`, (body) => body.verdict === 'ready');
+    expect(status.body).toMatchObject({ verdict: 'ready', drift: [], releaseStatus: 'deployed' });
   });
 
   it('a failed gate rolls the agent back to 0.x: its old Agent served throughout and the 1.x objects are gone', async () => {

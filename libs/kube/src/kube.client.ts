@@ -123,6 +123,21 @@ export class KubeClient {
     }
   }
 
+  /** A JSON merge patch of a kagent object's metadata or spec (gone: nothing to do), as the current caller. */
+  async patchObject(kind: KagentKind, namespace: string, name: string, patch: object): Promise<void> {
+    const problem = await this.cluster.problem();
+    if (problem) throw new AppError('backend_error', problem);
+    const identity = this.identity?.();
+    const client = await this.client();
+    const k8s = await import('@kubernetes/client-node');
+    try {
+      await client.api.patchNamespacedCustomObject({ ...kind, namespace, name, body: patch }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch, client.options({ timeoutMs: this.readTimeoutMs, identity })));
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return;
+      throw new AppError('backend_error', `patching ${kind.plural}.${kind.group}/${kind.version} ${namespace}/${name} failed: ${describe(error)}`);
+    }
+  }
+
   /** Deletes a kagent object (gone already: nothing to do), as the current caller. */
   async deleteObject(kind: KagentKind, namespace: string, name: string): Promise<void> {
     const problem = await this.cluster.problem();

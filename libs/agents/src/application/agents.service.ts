@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { append, AppConfig, AppError, listedProblems, type Caller, type ErrorDetail } from '@app/common';
 import { ChartSources, HelmClient, type ChartSource, type HistoryEntry, type ReleaseInfo, type ReleaseRef } from '@app/helm';
 import { KubeClient, type LiveAgent } from '@app/kube';
-import type { LiveAgents } from '../runner/ports.js';
+import { readLive, type LiveReader } from '../cluster/live-agent.js';
 import { toolsetWarnings } from '@app/toolset';
 import type { ValidateCommand } from '../api/validate-command.js';
 import type { AgentRefDto, CreateAgentDto, DeleteAgentDto, ListAgentsQueryDto, ListOperationsQueryDto, RevisionsQueryDto, RollbackAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
@@ -49,7 +49,7 @@ export class AgentsService {
   constructor(
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
-    @Inject(KubeClient) private readonly kube: LiveAgents,
+    @Inject(KubeClient) private readonly kube: LiveReader,
     private readonly runner: WriteRunner,
     /** Finds the Agent in a rendered manifest off the main thread (large manifests take seconds). */
     private readonly manifests: ManifestReader,
@@ -245,9 +245,9 @@ export class AgentsService {
   private async fold(agent: AgentWithLastOperation, info: ReleaseInfo | null, live: LiveAgent | null | undefined, caller: { admin: boolean }): Promise<StatusDto> {
     const { namespace, name } = agent;
     const release = { namespace, name };
-    const [liveAgent, appliedAgent, deployed] = await Promise.all([
-      live !== undefined ? live : this.kube.getAgent(namespace, name),
-      this.manifests.agentIn(info?.manifest ?? ''),
+    const appliedAgent = await this.manifests.agentIn(info?.manifest ?? '');
+    const [liveAgent, deployed] = await Promise.all([
+      live !== undefined ? live : readLive(this.kube, appliedAgent, namespace, name),
       info ? this.lastDeployed(release, info, agent.id) : null,
     ]);
     const folded = foldStatus({

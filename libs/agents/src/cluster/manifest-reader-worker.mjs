@@ -28,7 +28,8 @@ port.on('message', (/** @type {{ id: number, manifest: string }} */ { id, manife
     for (const doc of parseAllDocuments(manifest, { uniqueKeys: false })) {
       if (doc.errors.length > 0) throw doc.errors[0];
       const object = doc.toJSON();
-      if (object && object.kind === 'Agent' && String(object.apiVersion).startsWith('kagent.dev/')) {
+      // The agent's own object: chart 0.x's Agent, or chart 1.x's AgentTemplate.
+      if (object && (object.kind === 'Agent' || object.kind === 'AgentTemplate') && String(object.apiVersion).startsWith('kagent.dev/')) {
         agent = object;
         break;
       }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type
 import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
+import { readLive, type LiveReader } from '../cluster/live-agent.js';
 import type { LiveAgents } from '../runner/ports.js';
 import { Metrics } from '@app/telemetry';
 import { AgentsRepository } from '../persistence/agents.repository.js';
@@ -33,7 +34,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly repository: AgentsRepository,
     private readonly helm: HelmClient,
     private readonly releases: HelmReleases,
-    @Inject(KubeClient) private readonly kube: LiveAgents,
+    @Inject(KubeClient) private readonly kube: LiveReader,
     private readonly recovery: OperationRecovery,
     private readonly runner: WriteRunner,
     private readonly manifests: ManifestReader,
@@ -164,7 +165,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
     // The Agent the release applied, for the drift status reports too (compareDrift): only a deployed release is compared.
     const applied = info?.status === 'deployed' ? await this.manifests.agentIn(info.manifest) : null;
     const release: ReleaseSide | null = info && { status: info.status, revision: info.revision, values: info.values, lastDeployed, agent: applied };
-    const live = await this.kube.getAgent(ref.namespace, ref.name);
+    const live = await readLive(this.kube, applied, ref.namespace, ref.name);
     const action = decideReconcile({ agent: agent && { helmRevision: agent.helmRevision, values: agent.values }, createIntent: intent?.values ?? null }, release, live);
     return { action, agent, intent };
   }

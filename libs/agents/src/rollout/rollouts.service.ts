@@ -9,7 +9,7 @@ import { AgentLeaseRepository } from '../persistence/lease.repository.js';
 import { agentView } from '../api/views.js';
 import { chartIdentity } from '../domain/chart-identity.js';
 import { WriteRunner } from '../runner/write-runner.js';
-import { moveToChart, returnFromChart, type MajorSwitch } from '../use-cases/rollout-agent.js';
+import { KEEP_ANNOTATION, moveToChart, returnFromChart, type MajorSwitch } from '../use-cases/rollout-agent.js';
 import { gateVerdict, manifestDiff, overBudget, planWaves, templateVerdict, type GateVerdict, type RolloutState } from './rollout.rules.js';
 import { chartMajor, migrateValues, type SharedMusterServer, type ValuesMigration } from '../domain/chart-migrations.js';
 import type { AgentRecord } from '../persistence/records.js';
@@ -380,6 +380,8 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
           returnFromChart(tools, ref, { chart, values: revision.values, revision: agent.fromRevision, requestId: `${rollout.id}-return-${agent.position}`, rollout: rollout.id }),
         ),
       );
+      // helm 3's three-way merge takes a kept object back without the annotation's removal: said here, or a later uninstall would leave the Agent behind.
+      await OperationContexts.asService(() => this.kube.patchObject(KAGENT_KINDS.agent, agent.namespace, agent.name, { metadata: { annotations: { [KEEP_ANNOTATION]: null } } }));
       await this.rollouts.settleAgent(rollout.id, agent.position, { state: 'rolledBack', reason, operationId: step.agent.lastOperation?.id ?? null });
     } catch (error) {
       await this.rollouts.settleAgent(rollout.id, agent.position, { state: 'failed', reason: `${reason}; rolling it back failed: ${(error as Error).message} (roll it back with rollback_agent)` });
