@@ -69,18 +69,8 @@ export class KubeClient {
   ) {}
 
   /** The live Agent, or null when the cluster has none of that name; a span and a duration sample per read. */
-  async getAgent(namespace: string, name: string): Promise<LiveAgent | null> {
-    const attributes = { 'k8s.namespace.name': namespace, 'k8s.resource': `${AGENT_PLURAL}.${AGENT_GROUP}`, 'k8s.verb': 'get' };
-    const started = process.hrtime.bigint();
-    let outcome = 'ok';
-    try {
-      return await Tracing.span('kube get agents', { kind: 'client', attributes }, () => this.readAgent(namespace, name));
-    } catch (error) {
-      outcome = error instanceof AppError ? error.code : 'failed';
-      throw error;
-    } finally {
-      this.metrics?.kubeRequest('get', AGENT_PLURAL, outcome, Number(process.hrtime.bigint() - started) / 1e9);
-    }
+  getAgent(namespace: string, name: string): Promise<LiveAgent | null> {
+    return measured(this.metrics, 'get', { group: AGENT_GROUP, plural: AGENT_PLURAL }, namespace, () => this.readAgent(namespace, name));
   }
 
   private async readAgent(namespace: string, name: string): Promise<LiveAgent | null> {
@@ -163,6 +153,21 @@ export class KubeClient {
       this.api = undefined;
       throw new AppError('backend_error', `the kubeconfig could not be loaded (${(error as Error).message}); set KUBECONFIG to the kubeconfig of the cluster agents are written to`);
     });
+  }
+}
+
+/** A read or write of the cluster in a client span, with a duration sample by verb, resource and outcome. */
+export async function measured<T>(metrics: Metrics | undefined, verb: string, kind: Pick<KagentKind, 'group' | 'plural'>, namespace: string, call: () => Promise<T>): Promise<T> {
+  const attributes = { 'k8s.namespace.name': namespace, 'k8s.resource': `${kind.plural}.${kind.group}`, 'k8s.verb': verb };
+  const started = process.hrtime.bigint();
+  let outcome = 'ok';
+  try {
+    return await Tracing.span(`kube ${verb} ${kind.plural}`, { kind: 'client', attributes }, call);
+  } catch (error) {
+    outcome = error instanceof AppError ? error.code : 'failed';
+    throw error;
+  } finally {
+    metrics?.kubeRequest(verb, kind.plural, outcome, Number(process.hrtime.bigint() - started) / 1e9);
   }
 }
 

@@ -1,8 +1,8 @@
 import type { ConfigurationOptions, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { AppError, type KubeIdentity } from '@app/common';
-import { Tracing, type Metrics } from '@app/telemetry';
+import type { Metrics } from '@app/telemetry';
 import type { ClusterState } from './cluster-state.js';
-import type { Condition } from './kube.client.js';
+import { measured, type Condition } from './kube.client.js';
 import { readOptions } from './impersonation.js';
 
 export const MODEL_CONFIG_GROUP = 'kagent.dev';
@@ -70,18 +70,8 @@ export class ModelConfigReader {
    * the namespace does not exist, as far as the caller may tell) or `unreachable`
    * (backend_error: no cluster, or it did not answer within `timeoutMs`).
    */
-  async list(namespace: string, timeoutMs: number): Promise<ModelConfigSummary[]> {
-    const attributes = { 'k8s.namespace.name': namespace, 'k8s.resource': `${MODEL_CONFIG_PLURAL}.${MODEL_CONFIG_GROUP}`, 'k8s.verb': 'list' };
-    const started = process.hrtime.bigint();
-    let outcome = 'ok';
-    try {
-      return await Tracing.span('kube list modelconfigs', { kind: 'client', attributes }, () => this.read(namespace, timeoutMs));
-    } catch (error) {
-      outcome = error instanceof AppError ? error.code : 'failed';
-      throw error;
-    } finally {
-      this.metrics?.kubeRequest('list', MODEL_CONFIG_PLURAL, outcome, Number(process.hrtime.bigint() - started) / 1e9);
-    }
+  list(namespace: string, timeoutMs: number): Promise<ModelConfigSummary[]> {
+    return measured(this.metrics, 'list', { group: MODEL_CONFIG_GROUP, plural: MODEL_CONFIG_PLURAL }, namespace, () => this.read(namespace, timeoutMs));
   }
 
   private async read(namespace: string, timeoutMs: number): Promise<ModelConfigSummary[]> {
