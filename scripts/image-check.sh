@@ -81,6 +81,13 @@ cp "$KUBECONFIG" "$work/kubeconfig"
 chmod 644 "$work/kubeconfig"
 namespace="image-check-$RANDOM"
 "$kubectl" create namespace "$namespace" >/dev/null
+# A write's modelConfig must name a kagent ModelConfig of the namespace (writes are checked against them).
+"$kubectl" apply -n "$namespace" -f - >/dev/null <<'YAML'
+apiVersion: kagent.dev/v1alpha2
+kind: ModelConfig
+metadata: {name: default-model-config}
+spec: {provider: OpenAI, model: gpt-4.1-mini, apiKeySecret: openai-key, apiKeySecretKey: OPENAI_API_KEY}
+YAML
 
 port="$(free_port)"
 url="http://127.0.0.1:$port"

@@ -3,7 +3,6 @@ import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
 import { HelmClient, HelmReleases, type ListedRelease, type ReleaseRef } from '@app/helm';
 import { KubeClient } from '@app/kube';
 import { readLive, type LiveReader } from '../cluster/live-agent.js';
-import type { LiveAgents } from '../runner/ports.js';
 import { Metrics } from '@app/telemetry';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import { ManifestReader } from '../cluster/manifest-reader.js';

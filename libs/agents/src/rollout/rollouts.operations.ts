@@ -1,4 +1,4 @@
-import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
+import { ApiBody, ApiOperation, ApiParam, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
 import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
 import { error, EXAMPLES, invalid } from '../api/agents.openapi.js';
@@ -16,6 +16,7 @@ export const FLEET_TOOLSET: ToolsetDeclaration = {
   always: false,
 };
 
+const idParam = ApiParam({ name: 'id', description: "The rollout's id, as start_fleet_rollout answered it", schema: { type: 'string', pattern: '^r-[0-9a-f]{8,32}$', example: 'r-3b1f0c9a12ab' } });
 const notFound = error(404, 'not_found: no rollout has this id', errorExample('not_found', 'no rollout r-3b1f0c9a12ab: list them with list_fleet_rollouts'));
 const conflict = error(409, 'conflict: the rollout is not in a state this step applies to', errorExample('conflict', 'rollout r-3b1f0c9a12ab is succeeded: only a rollout that is running can be made paused'));
 
@@ -32,6 +33,7 @@ function step(name: 'pause_fleet_rollout' | 'resume_fleet_rollout' | 'cancel_fle
       args: 'body',
       openapi: [
         ApiOperation({ operationId: `${method}FleetRollout`, summary, description: `${description} The same as the MCP tool ${name}.` }),
+        idParam,
         ApiResponse({ status: 200, description: `The rollout, ${verb}`, type: RolloutDto }),
         invalid,
         notFound,
@@ -111,6 +113,7 @@ export const ROLLOUT_OPERATIONS: OperationSet = {
         method: 'get',
         path: 'fleet/rollouts/:id',
         openapi: [
+          idParam,
           ApiOperation({ operationId: 'getFleetRollout', summary: 'A rollout: its state, waves, and what became of each agent', description: 'Per agent: upgraded, unchanged, failed, rolledBack, skipped (each with the reason) or pending. The same as the MCP tool get_fleet_rollout.' }),
           ApiResponse({ status: 200, description: 'The rollout', type: RolloutDto }),
           invalid,
