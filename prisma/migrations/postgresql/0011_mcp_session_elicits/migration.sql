@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "McpSession" ADD COLUMN     "elicits" BOOLEAN NOT NULL DEFAULT false;
+
