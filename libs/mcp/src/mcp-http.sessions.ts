@@ -4,14 +4,14 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCResponse, LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
 import { AppConfig, Clock, DEFAULT_RETRY_AFTER_SECONDS, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { JsonResponseTransport, readJsonExchange } from './json-response.transport.js';
 import { isInitialize, loadMcpSdk, type McpSdk } from './mcp-sdk.js';
-import { McpServerFactory } from './mcp-server.factory.js';
+import { formElicitation, McpServerFactory } from './mcp-server.factory.js';
 import { McpSessionRepository, type McpSessionRecord } from './mcp-session.repository.js';
 import { McpRegistry } from './mcp.registry.js';
 
@@ -31,6 +31,11 @@ export class McpHttpSessions implements OnModuleDestroy {
   private readonly logger = new Logger('MCP');
   /** This replica's open GET streams by session id (the server each stream's tools/list_changed come from). */
   private readonly streams = new Map<string, { server: Server }>();
+  /**
+   * The questions this replica's tool calls wait on (a destructive call asking its person), by
+   * session id and request id: the client answers in a POST of its own, handed to the waiting call.
+   */
+  private readonly waiting = new Map<string, (answer: JSONRPCResponse) => void>();
   /** When this replica last marked each session used in the store (marked at most every touchMs). */
   private readonly touched = new Map<string, number>();
   /** A session nobody has used for MCP_SESSION_IDLE_SECONDS is closed (its client reconnects with initialize). */
@@ -78,6 +83,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     if (req.method === 'DELETE') return this.close(session, res);
     await this.touch(session);
     if (req.method === 'GET') return this.hold(req, res, session, principal);
+    if (this.deliverAnswers(sdk, session, req.body, res)) return;
     return this.serve(sdk, req, res, session, principal);
   }
 
@@ -93,7 +99,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     const id = randomUUID();
     // Stored before the answer names it, so the client's next request finds it on any replica;
     // counted and stored in one step, so the cap holds however many replicas open at once.
-    const open = await this.sessions.createWithin({ id, principal, query, ...clientInfoOf(req.body), replica: this.config.REPLICA_ID }, this.config.MCP_SESSIONS_PER_PRINCIPAL);
+    const open = await this.sessions.createWithin({ id, principal, query, ...clientInfoOf(req.body), elicits: elicitsOf(req.body), replica: this.config.REPLICA_ID }, this.config.MCP_SESSIONS_PER_PRINCIPAL);
     if (open !== null) {
       return refuse(
         res,
@@ -130,12 +136,58 @@ export class McpHttpSessions implements OnModuleDestroy {
     const streams = this.sendsProgress(req.body);
     const exchange = streams ? null : readJsonExchange(sdk, req);
     const server = await this.serverOf(session, principal);
-    if (exchange === null) return this.answerOnce(server, await statelessTransport(!streams), req, res);
+    if (exchange === null) {
+      const transport = await statelessTransport(!streams);
+      if (streams) this.relayAnswers(sdk, session.id, transport, res);
+      return this.answerOnce(server, transport, req, res);
+    }
     const transport = new JsonResponseTransport(sdk, res);
     whenClosed(res, () => void server.close());
     if (res.destroyed) return;
     await server.connect(transport);
     transport.deliver(exchange);
+  }
+
+  /**
+   * Makes the requests a tool call's server sends on its stream (elicitation/create) answerable by
+   * a later POST of the session: each goes out under an id unique to the session (every request
+   * gets a server of its own, and each server counts its ids from 0), and its answer is handed back
+   * under the server's own id. Forgotten when the call's response closes.
+   */
+  private relayAnswers(sdk: McpSdk, sessionId: string, transport: StreamableHTTPServerTransport, res: ServerResponse): void {
+    const send = transport.send.bind(transport);
+    const asked: string[] = [];
+    transport.send = async (message, options) => {
+      if (!sdk.types.isJSONRPCRequest(message)) return send(message, options);
+      const id = randomUUID();
+      const own = message.id;
+      asked.push(id);
+      this.waiting.set(`${sessionId} ${id}`, (answer) => transport.onmessage?.({ ...answer, id: own } as JSONRPCMessage));
+      return send({ ...message, id }, options);
+    };
+    whenClosed(res, () => asked.forEach((id) => this.waiting.delete(`${sessionId} ${id}`)));
+  }
+
+  /**
+   * A POST holding only answers to questions this replica's calls wait on: handed to them, 202.
+   * Answers to questions asked elsewhere (another replica's call) are not found here and go on as
+   * any other message (the SDK drops them; the waiting call gives up after its timeout).
+   */
+  private deliverAnswers(sdk: McpSdk, session: McpSessionRecord, body: unknown, res: ServerResponse): boolean {
+    if (this.waiting.size === 0) return false;
+    const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+    const { isJSONRPCResultResponse, isJSONRPCErrorResponse } = sdk.types;
+    if (!messages.every((m) => isJSONRPCResultResponse(m) || isJSONRPCErrorResponse(m))) return false;
+    const answers = messages as JSONRPCResponse[];
+    const keys = answers.map((answer) => `${session.id} ${String(answer.id)}`);
+    if (!keys.every((key) => this.waiting.has(key))) return false;
+    answers.forEach((answer, i) => {
+      const deliver = this.waiting.get(keys[i]);
+      this.waiting.delete(keys[i]);
+      deliver?.(answer);
+    });
+    res.writeHead(202).end();
+    return true;
   }
 
   /**
@@ -178,6 +230,7 @@ export class McpHttpSessions implements OnModuleDestroy {
       client: session.clientName ?? undefined,
       level: (session.logLevel ?? undefined) as LoggingLevel | undefined,
       saveLevel: (level) => this.sessions.setLogLevel(session.id, level),
+      elicits: session.elicits,
     });
   }
 
@@ -251,6 +304,12 @@ function clientInfoOf(body: unknown): { clientName?: string; clientVersion?: str
   const message = (Array.isArray(body) ? body[0] : body) as { params?: { clientInfo?: { name?: unknown; version?: unknown } } } | undefined;
   const info = message?.params?.clientInfo;
   return { clientName: storable(info?.name), clientVersion: storable(info?.version) };
+}
+
+/** Whether an initialize request's params.capabilities declare form elicitation. */
+function elicitsOf(body: unknown): boolean {
+  const message = (Array.isArray(body) ? body[0] : body) as { params?: { capabilities?: Parameters<typeof formElicitation>[0] } } | undefined;
+  return formElicitation(message?.params?.capabilities ?? {}) === true;
 }
 
 /**

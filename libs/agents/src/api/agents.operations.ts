@@ -417,6 +417,8 @@ export const AGENT_OPERATIONS: OperationSet = {
       read: readRef,
       target: (ref) => ref,
       call: (agents, ref, { args, headers }, access) => agents.delete(access.caller, ref, withWriteHeaders(parseInput(DeleteAgentDto, args), headers())),
+      confirm: ({ namespace, name }) =>
+        `delete_agent uninstalls the helm release of agent ${namespace}/${name}: its Agent leaves the cluster; its record and revisions stay in the store (as deleted).`,
     }),
     defineOperation({
       name: 'rollback_agent',
@@ -456,6 +458,7 @@ export const AGENT_OPERATIONS: OperationSet = {
       read: readRef,
       target: (ref) => ref,
       call: (agents, ref, { args, headers }, access) => agents.rollback(access.caller, ref, withWriteHeaders(parseInput(RollbackAgentDto, args), headers())),
+      confirm: (ref: AgentRefDto, agents: AgentsService, { args }) => rollbackSummary(agents, ref, (args as { revision?: unknown } | undefined)?.revision),
     }),
     defineOperation({
       name: 'list_operations',
@@ -496,6 +499,13 @@ export const AGENT_OPERATIONS: OperationSet = {
     }),
   ],
 };
+
+/** What rollback_agent asks the person: the revision the agent is at and the one whose values come back (nothing to ask when the agent does not exist: the call refuses). */
+async function rollbackSummary(agents: AgentsService, ref: AgentRefDto, revision: unknown): Promise<string | undefined> {
+  const agent = await agents.get(ref).catch(() => null);
+  if (!agent) return undefined;
+  return `rollback_agent moves agent ${ref.namespace}/${ref.name} from revision ${agent.revision} back to the values of revision ${String(revision)} with helm, recorded as a new revision.`;
+}
 
 /** DELETE carries its arguments in the query: "true"/"false" and digits become booleans and numbers; anything else is refused by the DTO. */
 function deleteArgs(query: Record<string, unknown>): Record<string, unknown> {

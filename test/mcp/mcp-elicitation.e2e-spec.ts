@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { call, CLIENT_NAME, connect, seedAgent, startApp, text, type McpTestApp } from './mcp-support.js';
+
+interface ErrorContent {
+  error: { code: string; message: string };
+}
+
+/** An SDK client that declares form elicitation and answers every question with `answer`, keeping what it was asked. */
+async function connectAsking(base: string, answer: ElicitResult, query = ''): Promise<{ client: Client; asked: ElicitRequest['params'][] }> {
+  const asked: ElicitRequest['params'][] = [];
+  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    return answer;
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp${query}`)));
+  return { client, asked };
+}
+
+/** The journal's entries of one agent, newest first. */
+async function journal(client: Client, namespace: string, name: string): Promise<{ operation: string; outcome: string }[]> {
+  const result = await call(client, 'list_operations', { namespace, name });
+  return (result.structuredContent as { items: { operation: string; outcome: string }[] }).items;
+}
+
+/**
+ * Destructive tools ask the person at a client that declared elicitation (no cluster here: a
+ * delete that goes ahead reaches helm and fails with backend_error; one declined never starts).
+ */
+describe('MCP elicitation: destructive tools ask first', () => {
+  let t: McpTestApp;
+  let plain: Client;
+
+  beforeAll(async () => {
+    t = await startApp();
+    plain = await connect(t.base, '?toolsets=agents,audit,revisions');
+    for (const name of ['kept', 'gone', 'plain', 'quiet']) await seedAgent(t.app, 'agents', name, ['server:github']);
+  });
+
+  afterAll(async () => {
+    await plain?.close();
+    await t?.close();
+  });
+
+  it('a declined delete answers isError saying so, and nothing was done', async () => {
+    const { client, asked } = await connectAsking(t.base, { action: 'decline' });
+    try {
+      const result = await call(client, 'delete_agent', { namespace: 'agents', name: 'kept' });
+      expect(result.isError).toBe(true);
+      expect((result.structuredContent as unknown as ErrorContent).error.code).toBe('forbidden');
+      expect(text(result)).toMatch(/^the person at the MCP client declined delete_agent agents\/kept: nothing was done/);
+      expect(asked).toHaveLength(1);
+      expect(asked[0].message).toContain('uninstalls the helm release of agent agents/kept');
+      expect(asked[0].requestedSchema).toMatchObject({ properties: { confirm: { type: 'boolean' } } });
+    } finally {
+      await client.close();
+    }
+    const agent = await call(plain, 'get_agent', { namespace: 'agents', name: 'kept' });
+    expect(agent.isError).toBeFalsy();
+    expect((agent.structuredContent as { status?: string; lastOperation: { kind: string } }).lastOperation.kind).toBe('create');
+    expect((await journal(plain, 'agents', 'kept')).map((e) => e.operation)).not.toContain('delete_agent');
+  });
+
+  it('a cancelled or unticked form is no too', async () => {
+    for (const answer of [{ action: 'cancel' }, { action: 'accept', content: { confirm: false } }] as ElicitResult[]) {
+      const { client } = await connectAsking(t.base, answer);
+      try {
+        const result = await call(client, 'delete_agent', { namespace: 'agents', name: 'kept' });
+        expect(result.isError).toBe(true);
+        expect(text(result)).toContain('nothing was done');
+      } finally {
+        await client.close();
+      }
+    }
+    expect((await journal(plain, 'agents', 'kept')).map((e) => e.operation)).not.toContain('delete_agent');
+  });
+
+  it('an accepted delete goes ahead (here it reaches helm, which has no cluster)', async () => {
+    const { client, asked } = await connectAsking(t.base, { action: 'accept', content: { confirm: true } });
+    try {
+      const result = await call(client, 'delete_agent', { namespace: 'agents', name: 'gone' });
+      expect(asked).toHaveLength(1);
+      expect(result.isError).toBe(true);
+      expect((result.structuredContent as unknown as ErrorContent).error.code).toBe('backend_error');
+    } finally {
+      await client.close();
+    }
+    expect((await journal(plain, 'agents', 'gone'))[0]).toMatchObject({ operation: 'delete_agent', outcome: 'failed' });
+  });
+
+  it('a dry run and a read are never asked', async () => {
+    const { client, asked } = await connectAsking(t.base, { action: 'decline' });
+    try {
+      const dry = await call(client, 'delete_agent', { namespace: 'agents', name: 'kept', dryRun: true });
+      expect(dry.isError).toBeFalsy();
+      expect((await call(client, 'get_agent', { namespace: 'agents', name: 'kept' })).isError).toBeFalsy();
+      expect(asked).toHaveLength(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('rollback_agent says from which revision to which', async () => {
+    const { client, asked } = await connectAsking(t.base, { action: 'decline' }, '?toolsets=revisions');
+    try {
+      const result = await call(client, 'rollback_agent', { namespace: 'agents', name: 'kept', revision: 1 });
+      expect(result.isError).toBe(true);
+      expect(asked[0].message).toContain('moves agent agents/kept from revision 1 back to the values of revision 1');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a client without elicitation is not asked: the delete goes ahead as before', async () => {
+    const result = await call(plain, 'delete_agent', { namespace: 'agents', name: 'plain' });
+    expect((result.structuredContent as unknown as ErrorContent).error.code).toBe('backend_error');
+    expect((await journal(plain, 'agents', 'plain'))[0]).toMatchObject({ operation: 'delete_agent' });
+  });
+});
+
+describe('MCP elicitation: MCP_CONFIRM_DESTRUCTIVE=false', () => {
+  let t: McpTestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ MCP_CONFIRM_DESTRUCTIVE: 'false' });
+    await seedAgent(t.app, 'agents', 'quiet', ['server:github']);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('never asks, even a client that could answer', async () => {
+    const { client, asked } = await connectAsking(t.base, { action: 'decline' });
+    try {
+      const result = await call(client, 'delete_agent', { namespace: 'agents', name: 'quiet' });
+      expect(asked).toHaveLength(0);
+      expect((result.structuredContent as unknown as ErrorContent).error.code).toBe('backend_error');
+    } finally {
+      await client.close();
+    }
+  });
+});
