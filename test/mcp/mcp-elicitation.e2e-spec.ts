@@ -54,7 +54,7 @@ describe('MCP elicitation: destructive tools ask first', () => {
       expect(text(result)).toMatch(/^the person at the MCP client declined delete_agent agents\/kept: nothing was done/);
       expect(asked).toHaveLength(1);
       expect(asked[0].message).toContain('uninstalls the helm release of agent agents/kept');
-      expect(asked[0].requestedSchema).toMatchObject({ properties: { confirm: { type: 'boolean' } } });
+      expect((asked[0] as { requestedSchema?: unknown }).requestedSchema).toMatchObject({ properties: { confirm: { type: 'boolean' } } });
     } finally {
       await client.close();
     }
@@ -89,6 +89,10 @@ describe('MCP elicitation: destructive tools ask first', () => {
       await client.close();
     }
     expect((await journal(plain, 'agents', 'gone'))[0]).toMatchObject({ operation: 'delete_agent', outcome: 'failed' });
+    // The write's operation id, as get_agent's lastOperation names it, reads back with get_operation.
+    const agent = (await call(plain, 'get_agent', { namespace: 'agents', name: 'gone' })).structuredContent as { lastOperation: { id: string } };
+    const entry = await call(plain, 'get_operation', { id: agent.lastOperation.id });
+    expect(entry.structuredContent).toMatchObject({ id: agent.lastOperation.id, operation: 'delete_agent', namespace: 'agents', name: 'gone', outcome: 'failed' });
   });
 
   it('a dry run and a read are never asked', async () => {

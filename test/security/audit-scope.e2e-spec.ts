@@ -109,3 +109,36 @@ describe('bad input to the audit and validate paths', () => {
     expect(res.body.violations.map((v: { path: string }) => v.path)).toContain('mode');
   });
 });
+
+describe('one journal entry by id (GET /api/v1/operations/{id}, get_operation)', () => {
+  const idIn = async (namespace: string) => (await t.store.client.operation.findFirstOrThrow({ where: { namespace } })).id;
+
+  it('answers an entry in a namespace the caller may read the journal in, on both doors', async () => {
+    const id = await idIn('payments-eu-prod');
+    const rest = await call(t.url, 'GET', `/api/v1/operations/${id}`, undefined, bearer(ALICE));
+    expect(rest.status).toBe(200);
+    expect(rest.body).toMatchObject({ id, operation: 'create_agent', namespace: 'payments-eu-prod', outcome: 'refused' });
+    const { client } = await connectAs(t.url, ALICE, '?audit');
+    try {
+      const result = await client.callTool({ name: 'get_operation', arguments: { id } });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ id, namespace: 'payments-eu-prod' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers 404 alike for an entry outside those namespaces and for an id nobody has', async () => {
+    const outside = await call(t.url, 'GET', `/api/v1/operations/${await idIn('payments-eu-staging')}`, undefined, bearer(ALICE));
+    const missing = await call(t.url, 'GET', '/api/v1/operations/00000000-0000-4000-8000-000000000000', undefined, bearer(ALICE));
+    expect([outside.status, missing.status]).toEqual([404, 404]);
+    expect(outside.body.error.message.replace(/operation \S+/, 'operation ID')).toBe(missing.body.error.message.replace(/operation \S+/, 'operation ID'));
+    expect((await call(t.url, 'GET', `/api/v1/operations/${await idIn('payments-eu-prod')}`, undefined, bearer(BOB))).status).toBe(404);
+  });
+
+  it('refuses an id that is not one by name (400)', async () => {
+    const res = await call(t.url, 'GET', '/api/v1/operations/not%20an%20id', undefined, bearer(ALICE));
+    expect(res.status).toBe(400);
+    expect(res.body.error.details[0].path).toBe('id');
+  });
+});

@@ -99,6 +99,7 @@ export class OperationDoors {
       annotations: tool.annotations,
       input: [input.path, input.args].filter((dto) => dto !== undefined),
       output: tool.output,
+      ...(tool.operations ? { operations: [operation.name, ...tool.operations] } : {}),
       run: async (args) => (await this.run(operation, mcpInput(operation, args))) as object,
     });
   }

@@ -59,6 +59,8 @@ export interface ToolDeclaration {
   annotations: ToolHints;
   /** The DTO class of the answer (the REST response body). */
   output: Type<unknown>;
+  /** The operations the policy grants this tool by, any of them, when more than its own name (get_operation: list_operations too). */
+  operations?: string[];
 }
 
 /**

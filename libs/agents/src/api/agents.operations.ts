@@ -1,4 +1,4 @@
-import { ApiBody, ApiOperation, ApiQuery, ApiResponse } from '@app/common';
+import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@app/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
 import { readValidateCommand } from './validate-command.js';
 import { withWriteHeaders } from '@app/doors';
@@ -8,6 +8,7 @@ import {
   DeleteAgentDto,
   ListAgentsQueryDto,
   ListOperationsQueryDto,
+  OperationRefDto,
   REQUEST_EXAMPLES,
   RevisionsQueryDto,
   RollbackAgentDto,
@@ -37,6 +38,7 @@ import {
   CreateResultDto,
   DeleteResultDto,
   InfoDto,
+  AuditedOperationDto,
   OperationPageDto,
   RevisionListDto,
   RollbackResultDto,
@@ -45,7 +47,7 @@ import {
   ValidateResultDto,
 } from './responses.dto.js';
 import { AgentsService } from '../application/agents.service.js';
-import { defineOperation, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, type OperationSet } from '@app/doors';
 import { ServiceInfoService } from '../application/service-info.service.js';
 
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -81,7 +83,8 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
     name: 'audit',
     title: 'Audit',
     description: 'The journal of writes and refusals: who (subject, how authenticated, door, client), what, on which agent, the outcome. Opt-in: ?audit on /mcp; admin-only unless the policy grants list_operations.',
-    instructions: 'list_operations reads the journal newest first; filter by subject, namespace, agent, operation, outcome and time, and pass nextCursor for older entries.',
+    instructions:
+      "list_operations reads the journal newest first; filter by subject, namespace, agent, operation, outcome and time, and pass nextCursor for older entries. get_operation reads one entry by id (a write's lastOperation.id): poll it while a long write is pending.",
     default: false,
     always: false,
   },
@@ -496,6 +499,49 @@ export const AGENT_OPERATIONS: OperationSet = {
       target: (query) => ({ namespace: query.namespace }),
       call: (agents, query, _input, access) =>
         agents.operations(query, { namespacePatterns: access.namespacePatterns('list_operations'), reader: access.journalReader() }),
+    }),
+    defineOperation({
+      name: 'get_operation',
+      rest: {
+        tag: 'audit',
+        method: 'get',
+        path: 'operations/:id',
+        openapi: [
+          ApiOperation({
+            operationId: 'getOperation',
+            summary: 'One journal entry: a write while it runs (pending) and once it ended, or a refusal',
+            description:
+              "The entry a write's answer names (its agent's lastOperation.id): its outcome (pending, succeeded, failed, refused), who, when, and why it failed. " +
+              'Readable by whoever may read the journal (list_operations or get_operation) in its namespace; any other id answers 404. The same as the MCP tool get_operation.',
+          }),
+          ApiParam({ name: 'id', description: "The entry's id", schema: { type: 'string', example: 'c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11' } }),
+          ApiResponse({ status: 200, description: 'The entry', type: AuditedOperationDto }),
+          error(400, 'invalid_request: the id is not one this service makes', errorExample('invalid_request', 'id must be an operation id', [{ path: 'id', message: "id must be an operation id as a write's lastOperation.id or list_operations answers it" }])),
+          error(404, 'not_found: no entry with this id in the journal the caller may read', errorExample('not_found', 'no operation c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11 in the journal you may read')),
+        ],
+      },
+      tool: {
+        title: 'One journal entry',
+        toolset: 'audit',
+        description:
+          "Reads one journal entry by id (a write's lastOperation.id, or an id from list_operations): the operation, the agent, the outcome (pending while helm runs, then succeeded or failed; refused), who and when. " +
+          'Poll it to follow a long write. Writes nothing.',
+        annotations: READ_STORE,
+        output: AuditedOperationDto,
+        operations: ['list_operations'],
+      },
+      input: { path: OperationRefDto },
+      service: AgentsService,
+      read: ({ path }) => parseInput(OperationRefDto, path).id,
+      authorize: async (access) => {
+        // Reading the journal somewhere is the grant; where the entry is decides below, unseen ids and unreadable ones alike 404.
+        if (!access.isAllowed('get_operation') && !access.isAllowed('list_operations')) await access.authorize('get_operation', {});
+      },
+      call: (agents, id, _input, access) =>
+        agents.operation(id, {
+          visible: (namespace) => access.isAllowed('get_operation', namespace) || access.isAllowed('list_operations', namespace),
+          reader: access.journalReader(),
+        }),
     }),
   ],
 };
