@@ -2,22 +2,31 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
 import { call, CLIENT_NAME, connect, seedAgent, startApp, text, type McpTestApp } from './mcp-support.js';
 
 interface ErrorContent {
   error: { code: string; message: string };
 }
 
-/** An SDK client that declares form elicitation and answers every question with `answer`, keeping what it was asked. */
-async function connectAsking(base: string, answer: ElicitResult, query = ''): Promise<{ client: Client; asked: ElicitRequest['params'][] }> {
+/** An SDK client that declares form elicitation and answers every question with `answer`, keeping what it was asked; `answersTo`: where its answers go instead. */
+async function connectAsking(base: string, answer: ElicitResult, query = '', answersTo?: string): Promise<{ client: Client; asked: ElicitRequest['params'][]; rerouted: string[] }> {
   const asked: ElicitRequest['params'][] = [];
+  const rerouted: string[] = [];
   const client = new Client({ name: CLIENT_NAME, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     asked.push(request.params);
     return answer;
   });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp${query}`)));
-  return { client, asked };
+  // A balancer without session affinity, made certain: every POST holding only answers reaches the other replica.
+  const routed: typeof fetch = (input, init) => {
+    const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string; result?: unknown }) : undefined;
+    const answers = answersTo !== undefined && body !== undefined && body.method === undefined && body.result !== undefined;
+    if (answers) rerouted.push(String(input).replace(base, answersTo));
+    return fetch(answers ? String(input).replace(base, answersTo) : input, init);
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp${query}`), { fetch: routed }));
+  return { client, asked, rerouted };
 }
 
 /** The journal's entries of one agent, newest first. */
@@ -146,5 +155,42 @@ describe('MCP elicitation: MCP_CONFIRM_DESTRUCTIVE=false', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('MCP elicitation across replicas: the answer reaches another replica than the call', () => {
+  let first: TestApp;
+  let second: TestApp;
+
+  beforeAll(async () => {
+    first = await startTestApp({ RECONCILE_AUTOMATIC: 'false' });
+    second = await startTestApp({ RECONCILE_AUTOMATIC: 'false', DATABASE_URL: first.databaseUrl }, first.clock);
+    for (const name of ['stays', 'goes']) await seedAgent(first.app, 'agents', name, ['server:github']);
+  });
+
+  afterAll(async () => {
+    await second?.close();
+    await first?.close();
+  });
+
+  it('hands a decline and an accept to the waiting call through the store', async () => {
+    const declining = await connectAsking(first.url, { action: 'decline' }, '', second.url);
+    try {
+      const result = await call(declining.client, 'delete_agent', { namespace: 'agents', name: 'stays' });
+      expect(declining.asked).toHaveLength(1);
+      expect(declining.rerouted).toEqual([`${second.url}/mcp`]);
+      expect(text(result)).toMatch(/declined delete_agent agents\/stays: nothing was done/);
+    } finally {
+      await declining.client.close();
+    }
+    const accepting = await connectAsking(first.url, { action: 'accept', content: { confirm: true } }, '', second.url);
+    try {
+      const result = await call(accepting.client, 'delete_agent', { namespace: 'agents', name: 'goes' });
+      expect((result.structuredContent as unknown as ErrorContent).error.code).toBe('backend_error');
+    } finally {
+      await accepting.client.close();
+    }
+    // Each answer was taken out of the store by the call it answered.
+    expect(await first.store.client.mcpAnswer.count()).toBe(0);
   });
 });

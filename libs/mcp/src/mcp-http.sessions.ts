@@ -4,18 +4,23 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { JSONRPCMessage, JSONRPCResponse, LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCResponse, LoggingLevel, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
 import { AppConfig, Clock, DEFAULT_RETRY_AFTER_SECONDS, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { JsonResponseTransport, readJsonExchange } from './json-response.transport.js';
 import { isInitialize, loadMcpSdk, type McpSdk } from './mcp-sdk.js';
-import { formElicitation, McpServerFactory } from './mcp-server.factory.js';
+import { CONFIRM_TIMEOUT_MS, formElicitation, McpServerFactory } from './mcp-server.factory.js';
 import { McpSessionRepository, type McpSessionRecord } from './mcp-session.repository.js';
 import { McpRegistry } from './mcp.registry.js';
 
 type McpRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
+
+/** How often a call waiting for its person's answer looks for it in the store (the answer reached another replica). */
+const ANSWER_POLL_MS = 250;
+/** The ids questions go out under (randomUUID). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 
 /**
@@ -83,7 +88,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     if (req.method === 'DELETE') return this.close(session, res);
     await this.touch(session);
     if (req.method === 'GET') return this.hold(req, res, session, principal);
-    if (this.deliverAnswers(sdk, session, req.body, res)) return;
+    if (req.method === 'POST' && (await this.deliverAnswers(sdk, session, req.body, res))) return;
     return this.serve(sdk, req, res, session, principal);
   }
 
@@ -150,42 +155,62 @@ export class McpHttpSessions implements OnModuleDestroy {
 
   /**
    * Makes the requests a tool call's server sends on its stream (elicitation/create) answerable by
-   * a later POST of the session: each goes out under an id unique to the session (every request
-   * gets a server of its own, and each server counts its ids from 0), and its answer is handed back
-   * under the server's own id. Forgotten when the call's response closes.
+   * a later POST of the session on any replica: each goes out under an id unique to the session
+   * (every request gets a server of its own, and each server counts its ids from 0), and its
+   * answer is handed back under the server's own id: at once when the answer reaches this
+   * replica, else taken from the store, where the replica it reached put it. Forgotten when the
+   * call's response closes.
    */
   private relayAnswers(sdk: McpSdk, sessionId: string, transport: StreamableHTTPServerTransport, res: ServerResponse): void {
     const send = transport.send.bind(transport);
-    const asked: string[] = [];
+    /** The server's own id of each question still waiting, by the id it went out under. */
+    const asked = new Map<string, RequestId>();
+    let polling: NodeJS.Timeout | undefined;
+    const deliver = (id: string, answer: JSONRPCResponse) => {
+      const own = asked.get(id);
+      if (own === undefined) return;
+      asked.delete(id);
+      this.waiting.delete(`${sessionId} ${id}`);
+      transport.onmessage?.({ ...answer, id: own } as JSONRPCMessage);
+    };
+    const poll = async () => {
+      for (const id of [...asked.keys()]) {
+        const message = await this.sessions.takeAnswer(sessionId, id).catch(() => null);
+        if (message !== null) deliver(id, JSON.parse(message) as JSONRPCResponse);
+      }
+      const open = asked.size > 0 && !res.writableEnded && !res.destroyed;
+      polling = open ? setTimeout(() => void poll(), ANSWER_POLL_MS) : undefined;
+    };
     transport.send = async (message, options) => {
       if (!sdk.types.isJSONRPCRequest(message)) return send(message, options);
       const id = randomUUID();
-      const own = message.id;
-      asked.push(id);
-      this.waiting.set(`${sessionId} ${id}`, (answer) => transport.onmessage?.({ ...answer, id: own } as JSONRPCMessage));
+      asked.set(id, message.id);
+      this.waiting.set(`${sessionId} ${id}`, (answer) => deliver(id, answer));
+      polling ??= setTimeout(() => void poll(), ANSWER_POLL_MS);
       return send({ ...message, id }, options);
     };
-    whenClosed(res, () => asked.forEach((id) => this.waiting.delete(`${sessionId} ${id}`)));
+    whenClosed(res, () => {
+      clearTimeout(polling);
+      for (const id of asked.keys()) this.waiting.delete(`${sessionId} ${id}`);
+      asked.clear();
+    });
   }
 
   /**
-   * A POST holding only answers to questions this replica's calls wait on: handed to them, 202.
-   * Answers to questions asked elsewhere (another replica's call) are not found here and go on as
-   * any other message (the SDK drops them; the waiting call gives up after its timeout).
+   * A POST holding only answers to questions a tool call asked (ids this service gave them): handed
+   * to the call when this replica holds it, else kept in the store for the replica that does; 202.
    */
-  private deliverAnswers(sdk: McpSdk, session: McpSessionRecord, body: unknown, res: ServerResponse): boolean {
-    if (this.waiting.size === 0) return false;
+  private async deliverAnswers(sdk: McpSdk, session: McpSessionRecord, body: unknown, res: ServerResponse): Promise<boolean> {
     const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
     const { isJSONRPCResultResponse, isJSONRPCErrorResponse } = sdk.types;
-    if (!messages.every((m) => isJSONRPCResultResponse(m) || isJSONRPCErrorResponse(m))) return false;
-    const answers = messages as JSONRPCResponse[];
-    const keys = answers.map((answer) => `${session.id} ${String(answer.id)}`);
-    if (!keys.every((key) => this.waiting.has(key))) return false;
-    answers.forEach((answer, i) => {
-      const deliver = this.waiting.get(keys[i]);
-      this.waiting.delete(keys[i]);
-      deliver?.(answer);
-    });
+    if (!messages.every((m) => (isJSONRPCResultResponse(m) || isJSONRPCErrorResponse(m)) && typeof m.id === 'string' && UUID.test(m.id))) return false;
+    const elsewhere: { requestId: string; message: string }[] = [];
+    for (const answer of messages as JSONRPCResponse[]) {
+      const deliver = this.waiting.get(`${session.id} ${String(answer.id)}`);
+      if (deliver) deliver(answer);
+      else elsewhere.push({ requestId: String(answer.id), message: JSON.stringify(answer) });
+    }
+    if (elsewhere.length > 0) await this.sessions.saveAnswers(session.id, elsewhere);
     res.writeHead(202).end();
     return true;
   }
@@ -253,6 +278,7 @@ export class McpHttpSessions implements OnModuleDestroy {
   /** Ends idle sessions (whichever replica sweeps first) and this replica's streams of sessions ended elsewhere. */
   private async sweep(): Promise<void> {
     try {
+      await this.sessions.removeAnswersOlderThan(CONFIRM_TIMEOUT_MS);
       for (const id of await this.sessions.removeIdle(this.idleMs)) {
         this.logger.log(`session ${id} closed: idle for more than ${this.idleMs / 1000}s`);
         this.dropLocal(id);

@@ -102,6 +102,28 @@ export class McpSessionRepository {
     return ids.filter((id) => !kept.has(id));
   }
 
+  /** Keeps answers to questions another replica's tool call asked, for that replica to take (a repeated one is kept once). */
+  async saveAnswers(sessionId: string, answers: { requestId: string; message: string }[]): Promise<void> {
+    for (const { requestId, message } of answers) {
+      await this.db.$executeRaw`
+        INSERT INTO "McpAnswer" ("sessionId", "requestId", "message", "createdAt") VALUES (${sessionId}, ${requestId}, ${message}, ${await this.store.now()})
+        ON CONFLICT ("sessionId", "requestId") DO NOTHING`;
+    }
+  }
+
+  /** The answer to one question, taken out of the store; null while none came. */
+  async takeAnswer(sessionId: string, requestId: string): Promise<string | null> {
+    const row = await this.db.mcpAnswer.findUnique({ where: { sessionId_requestId: { sessionId, requestId } } });
+    if (!row) return null;
+    await this.db.mcpAnswer.deleteMany({ where: { sessionId, requestId } });
+    return row.message;
+  }
+
+  /** Drops answers older than `ageMs` that no call took (its call ended first). */
+  async removeAnswersOlderThan(ageMs: number): Promise<void> {
+    await this.db.mcpAnswer.deleteMany({ where: { createdAt: { lt: new Date((await this.store.now()).getTime() - ageMs) } } });
+  }
+
   /** Which of `ids` still exist. */
   async existing(ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();

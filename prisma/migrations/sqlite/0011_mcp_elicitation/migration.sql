@@ -1,3 +1,13 @@
+-- CreateTable
+CREATE TABLE "McpAnswer" (
+    "sessionId" TEXT NOT NULL,
+    "requestId" TEXT NOT NULL,
+    "message" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    PRIMARY KEY ("sessionId", "requestId")
+);
+
 -- RedefineTables
 PRAGMA defer_foreign_keys=ON;
 PRAGMA foreign_keys=OFF;
@@ -21,4 +31,7 @@ CREATE INDEX "McpSession_subject_authMethod_lastSeenAt_idx" ON "McpSession"("sub
 CREATE INDEX "McpSession_lastSeenAt_idx" ON "McpSession"("lastSeenAt");
 PRAGMA foreign_keys=ON;
 PRAGMA defer_foreign_keys=OFF;
+
+-- CreateIndex
+CREATE INDEX "McpAnswer_createdAt_idx" ON "McpAnswer"("createdAt");
 

@@ -1,3 +1,0 @@
--- AlterTable
-ALTER TABLE "McpSession" ADD COLUMN     "elicits" BOOLEAN NOT NULL DEFAULT false;
-
