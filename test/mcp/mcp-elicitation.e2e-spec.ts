@@ -1,23 +1,32 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { call, CLIENT_NAME, connect, seedAgent, startApp, text, type McpTestApp } from './mcp-support.js';
+import { call, CLIENT_NAME, connect, connectStdio, seedAgent, startApp, testEnv, text, type McpTestApp } from './mcp-support.js';
 
 interface ErrorContent {
   error: { code: string; message: string };
+}
+
+/** An SDK client that declares form elicitation and answers every question with `answer`, not yet connected. */
+function askingClient(answer: ElicitResult, asked: ElicitRequest['params'][]): Client {
+  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    return answer;
+  });
+  return client;
 }
 
 /** An SDK client that declares form elicitation and answers every question with `answer`, keeping what it was asked; `answersTo`: where its answers go instead. */
 async function connectAsking(base: string, answer: ElicitResult, query = '', answersTo?: string): Promise<{ client: Client; asked: ElicitRequest['params'][]; rerouted: string[] }> {
   const asked: ElicitRequest['params'][] = [];
   const rerouted: string[] = [];
-  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
-  client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    asked.push(request.params);
-    return answer;
-  });
+  const client = askingClient(answer, asked);
   // A balancer without session affinity, made certain: every POST holding only answers reaches the other replica.
   const routed: typeof fetch = (input, init) => {
     const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string; result?: unknown }) : undefined;
@@ -193,4 +202,34 @@ describe('MCP elicitation across replicas: the answer reaches another replica th
     // Each answer was taken out of the store by the call it answered.
     expect(await first.store.client.mcpAnswer.count()).toBe(0);
   });
+});
+
+describe('MCP elicitation over stdio (agent-manager mcp)', () => {
+  let dir: string;
+  let databaseUrl: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agent-manager-elicit-stdio-'));
+    databaseUrl = `file:${join(dir, 'store.db')}`;
+    // The store migrated and the agent seeded by a service on the same file, then closed: the spawned process reads it.
+    const seeder = await startTestApp({ DATABASE_URL: databaseUrl });
+    await seedAgent(seeder.app, 'agents', 'local', ['server:github']);
+    await seeder.close();
+  }, 60_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('asks the person, and a decline leaves the agent as it was', async () => {
+    const asked: ElicitRequest['params'][] = [];
+    const client = await connectStdio([], testEnv(dir, { DATABASE_URL: databaseUrl }), { client: askingClient({ action: 'decline' }, asked) });
+    try {
+      const result = await call(client, 'delete_agent', { namespace: 'agents', name: 'local' });
+      expect(text(result)).toMatch(/^the person at the MCP client declined delete_agent agents\/local: nothing was done/);
+      expect(asked[0].message).toContain('uninstalls the helm release of agent agents/local');
+      const agent = await call(client, 'get_agent', { namespace: 'agents', name: 'local' });
+      expect(agent.structuredContent).toMatchObject({ state: 'active', lastOperation: { kind: 'create' } });
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 });

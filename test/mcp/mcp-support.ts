@@ -40,9 +40,13 @@ export async function connect(base: string, query = ''): Promise<Client> {
 
 /**
  * `agent-manager mcp ARGS` as an MCP client spawns it (dist/ built first), with the SDK's client
- * connected over stdio; `onStderr` hears the log, `onError` the client's protocol errors.
+ * connected over stdio; `onStderr` hears the log, `onError` the client's protocol errors; `client`: one made by the test (its capabilities).
  */
-export async function connectStdio(args: string[], env: NodeJS.ProcessEnv, hooks: { onStderr?: (text: string) => void; onError?: (error: Error) => void } = {}): Promise<Client> {
+export async function connectStdio(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  hooks: { onStderr?: (text: string) => void; onError?: (error: Error) => void; client?: Client } = {},
+): Promise<Client> {
   const root = process.cwd();
   execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { cwd: root, stdio: 'ignore' });
   const transport = new StdioClientTransport({
@@ -53,7 +57,7 @@ export async function connectStdio(args: string[], env: NodeJS.ProcessEnv, hooks
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (chunk: Buffer) => hooks.onStderr?.(chunk.toString()));
-  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
+  const client = hooks.client ?? new Client({ name: CLIENT_NAME, version: '1.0.0' });
   if (hooks.onError) client.onerror = hooks.onError;
   await client.connect(transport);
   return client;
