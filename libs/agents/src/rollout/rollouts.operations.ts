@@ -61,8 +61,10 @@ function step(name: 'pause_fleet_rollout' | 'resume_fleet_rollout' | 'cancel_fle
     read: ({ path }) => parseInput(RolloutRefDto, path),
     target: () => ({ namespace: '*' }),
     call: (rollouts, ref, _input, access) => rollouts[method](access.caller, ref),
-    confirm: (ref) =>
-      method === 'cancel' ? `cancel_fleet_rollout stops rollout ${ref.id}: agents it has not moved yet stay on their chart; agents it moved are not moved back.` : undefined,
+    confirm:
+      method === 'cancel'
+        ? (ref) => `cancel_fleet_rollout stops rollout ${ref.id}: agents it has not moved yet stay on their chart; agents it moved are not moved back.`
+        : undefined,
   });
 }
 
