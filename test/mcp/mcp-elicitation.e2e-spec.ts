@@ -130,7 +130,7 @@ describe('MCP elicitation: destructive tools ask first', () => {
     try {
       const result = await call(client, 'rollback_agent', { namespace: 'agents', name: 'kept', revision: 1 });
       expect(result.isError).toBe(true);
-      expect(asked[0].message).toContain('moves agent agents/kept from revision 1 back to the values of revision 1');
+      expect(asked[0].message).toContain('moves agent agents/kept from revision 1 back to the values of revision 1 with helm (its spec stays the same)');
     } finally {
       await client.close();
     }

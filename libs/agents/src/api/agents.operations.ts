@@ -546,11 +546,19 @@ export const AGENT_OPERATIONS: OperationSet = {
   ],
 };
 
-/** What rollback_agent asks the person: the revision the agent is at and the one whose values come back (nothing to ask when the agent does not exist: the call refuses). */
+/**
+ * What rollback_agent asks the person: the revision the agent is at, the one whose values come
+ * back and which fields of its spec that changes, from the stored revisions (no helm run). Nothing
+ * to ask when the agent does not exist: the call refuses.
+ */
 async function rollbackSummary(agents: AgentsService, ref: AgentRefDto, revision: unknown): Promise<string | undefined> {
-  const agent = await agents.get(ref).catch(() => null);
-  if (!agent) return undefined;
-  return `rollback_agent moves agent ${ref.namespace}/${ref.name} from revision ${agent.revision} back to the values of revision ${String(revision)} with helm, recorded as a new revision.`;
+  const list = await agents.revisions(ref).catch(() => null);
+  if (!list || list.current === null) return undefined;
+  const at = (n: unknown) => list.items.find((item) => item.revision === n)?.spec as Record<string, unknown> | undefined;
+  const [now, then] = [at(list.current), at(revision)];
+  const changed = now && then ? [...new Set([...Object.keys(now), ...Object.keys(then)])].filter((key) => JSON.stringify(now[key]) !== JSON.stringify(then[key])) : undefined;
+  const changes = changed === undefined ? '' : changed.length === 0 ? ' (its spec stays the same)' : ` (changes ${changed.join(', ')})`;
+  return `rollback_agent moves agent ${ref.namespace}/${ref.name} from revision ${list.current} back to the values of revision ${String(revision)} with helm${changes}, recorded as a new revision.`;
 }
 
 /** DELETE carries its arguments in the query: "true"/"false" and digits become booleans and numbers; anything else is refused by the DTO. */
