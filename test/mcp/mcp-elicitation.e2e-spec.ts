@@ -2,24 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { call, CLIENT_NAME, connect, connectStdio, seedAgent, startApp, testEnv, text, type McpTestApp } from './mcp-support.js';
+import { askingClient, call, connect, connectStdio, seedAgent, startApp, testEnv, text, type McpTestApp } from './mcp-support.js';
 
 interface ErrorContent {
   error: { code: string; message: string };
-}
-
-/** An SDK client that declares form elicitation and answers every question with `answer`, not yet connected. */
-function askingClient(answer: ElicitResult, asked: ElicitRequest['params'][]): Client {
-  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
-  client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    asked.push(request.params);
-    return answer;
-  });
-  return client;
 }
 
 /** An SDK client that declares form elicitation and answers every question with `answer`, keeping what it was asked; `answersTo`: where its answers go instead. */
