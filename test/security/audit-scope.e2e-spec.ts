@@ -4,10 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { sha256Hex } from '@app/auth';
 import { AgentsRepository } from '@app/agents';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
 import { bearer, connectAs } from '../auth/auth-support.js';
+import { askingClient } from '../mcp/mcp-support.js';
 
 /**
  * Who sees which part of the audit trail, and what bad input to the audit and validate paths
@@ -140,5 +143,23 @@ describe('one journal entry by id (GET /api/v1/operations/{id}, get_operation)',
     const res = await call(t.url, 'GET', '/api/v1/operations/not%20an%20id', undefined, bearer(ALICE));
     expect(res.status).toBe(400);
     expect(res.body.error.details[0].path).toBe('id');
+  });
+});
+
+describe('a destructive call from a client that can ask its person', () => {
+  it('asks only once the policy allowed the call: a refused one is refused without a question', async () => {
+    const asked: ElicitRequest['params'][] = [];
+    const client = askingClient({ action: 'decline' }, asked);
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: bearer(ALICE) } }));
+    try {
+      const refused = await client.callTool({ name: 'delete_agent', arguments: { namespace: 'team-x-app-y', name: 'a' } });
+      expect(refused.structuredContent).toMatchObject({ error: { code: 'forbidden' } });
+      expect(asked).toHaveLength(0);
+      const declined = await client.callTool({ name: 'delete_agent', arguments: { namespace: 'payments-eu-prod', name: 'a' } });
+      expect((declined.content as { text: string }[])[0].text).toMatch(/declined delete_agent payments-eu-prod\/a: nothing was done/);
+      expect(asked).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
   });
 });
