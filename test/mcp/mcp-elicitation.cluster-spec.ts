@@ -27,7 +27,7 @@ describe('MCP elicitation against a real API server', () => {
     cluster = TestCluster.fromEnv();
     ns = await cluster.freshNamespace('elicit');
     t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' });
-    plain = await connect(t.url);
+    plain = await connect(t.url, '?audit');
     for (const name of ['declined', 'accepted']) {
       const created = await call(plain, 'create_agent', { namespace: ns, name, modelConfig: 'default-model-config', toolset: ['preset:read-only'] });
       expect(created.isError).toBeFalsy();
@@ -62,5 +62,13 @@ describe('MCP elicitation against a real API server', () => {
       await client.close();
     }
     expect(await cluster.agent(ns, 'accepted')).toBeNull();
+  });
+
+  it("names each write's journal entry in its answer, which get_operation reads back", async () => {
+    const created = await call(plain, 'create_agent', { namespace: ns, name: 'tracked', modelConfig: 'default-model-config', toolset: ['preset:read-only'] });
+    const id = (created.structuredContent as { agent: { lastOperation: { id: string } } }).agent.lastOperation.id;
+    const entry = await call(plain, 'get_operation', { id });
+    expect(entry.structuredContent).toMatchObject({ id, operation: 'create_agent', namespace: ns, name: 'tracked', outcome: 'succeeded' });
+    expect((entry.structuredContent as { finishedAt: string | null }).finishedAt).not.toBeNull();
   });
 });
