@@ -199,7 +199,7 @@ export class McpServerFactory {
         { timeout: CONFIRM_TIMEOUT_MS },
       );
     } catch (error) {
-      throw new AppError('forbidden', `${call} was not done: the person at the MCP client was asked to confirm it and no answer came (${(error as Error).message}); call it again to be asked again`);
+      throw new AppError('forbidden', `${call} was not done: asking the person at the MCP client to confirm it failed, or found no answer within ${CONFIRM_TIMEOUT_MS / 60_000} minutes (${(error as Error).message}); call it again to be asked again`);
     }
     if (answer.action === 'accept' && answer.content?.confirm !== false) return;
     const how = answer.action === 'accept' ? 'did not tick "Go ahead" for' : answer.action === 'decline' ? 'declined' : 'cancelled';
