@@ -201,6 +201,8 @@ export class McpHttpSessions implements OnModuleDestroy {
    * to the call when this replica holds it, else kept in the store for the replica that does; 202.
    */
   private async deliverAnswers(sdk: McpSdk, session: McpSessionRecord, body: unknown, res: ServerResponse): Promise<boolean> {
+    // Only a session whose client declared elicitation is ever asked: nobody else's answers are kept.
+    if (!session.elicits) return false;
     const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
     const { isJSONRPCResultResponse, isJSONRPCErrorResponse } = sdk.types;
     if (!messages.every((m) => (isJSONRPCResultResponse(m) || isJSONRPCErrorResponse(m)) && typeof m.id === 'string' && UUID.test(m.id))) return false;
