@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Authorizer } from '@app/auth';
 import { McpRegistry } from '@app/mcp';
+import { AGENT_OPERATIONS, MODEL_CONFIG_OPERATIONS, PRESET_OPERATIONS, RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS } from '@app/agents';
+import { BLUEPRINT_OPERATIONS } from '@app/blueprints';
 import { openApiDocument } from '../../apps/agent-manager/src/app.factory.js';
 import { call } from '../support/test-app.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -46,5 +48,19 @@ describe('the registration invariant', () => {
   it('names no operation nothing serves', () => {
     const served = new Set([...t.app.get(McpRegistry).toolNames()]);
     expect(t.app.get(Authorizer).operations.filter((op) => !served.has(op))).toEqual([]);
+  });
+});
+
+/** docs/mcp.md "Confirming destructive calls": which tools ask the person at an eliciting client. */
+describe('the tools that ask before they act', () => {
+  const sets = [AGENT_OPERATIONS, RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS, PRESET_OPERATIONS, BLUEPRINT_OPERATIONS, MODEL_CONFIG_OPERATIONS];
+  const operations = sets.flatMap((set) => set.operations);
+
+  it('are the deleting, rolling back and fleet-wide writes, each destructive by its annotations', () => {
+    const asking = operations.filter((operation) => operation.confirm).map((operation) => operation.name);
+    expect(asking.sort()).toEqual(
+      ['cancel_fleet_rollout', 'delete_agent', 'delete_blueprint', 'reconcile_agents', 'rollback_agent', 'start_fleet_rollout', 'upgrade_blueprint_agents'].sort(),
+    );
+    expect(operations.filter((operation) => operation.confirm && !operation.tool?.annotations.destructiveHint).map((operation) => operation.name)).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsRepository } from '@app/agents';
 import type { TestClock } from '@app/common';
 import { startTestApp, unreachableKubeconfig, withoutMcpSettings } from '../support/test-app.js';
@@ -40,9 +40,13 @@ export async function connect(base: string, query = ''): Promise<Client> {
 
 /**
  * `agent-manager mcp ARGS` as an MCP client spawns it (dist/ built first), with the SDK's client
- * connected over stdio; `onStderr` hears the log, `onError` the client's protocol errors.
+ * connected over stdio; `onStderr` hears the log, `onError` the client's protocol errors; `client`: one made by the test (its capabilities).
  */
-export async function connectStdio(args: string[], env: NodeJS.ProcessEnv, hooks: { onStderr?: (text: string) => void; onError?: (error: Error) => void } = {}): Promise<Client> {
+export async function connectStdio(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  hooks: { onStderr?: (text: string) => void; onError?: (error: Error) => void; client?: Client } = {},
+): Promise<Client> {
   const root = process.cwd();
   execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { cwd: root, stdio: 'ignore' });
   const transport = new StdioClientTransport({
@@ -53,7 +57,7 @@ export async function connectStdio(args: string[], env: NodeJS.ProcessEnv, hooks
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (chunk: Buffer) => hooks.onStderr?.(chunk.toString()));
-  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
+  const client = hooks.client ?? new Client({ name: CLIENT_NAME, version: '1.0.0' });
   if (hooks.onError) client.onerror = hooks.onError;
   await client.connect(transport);
   return client;
@@ -82,3 +86,13 @@ export const OVER_CAP = Array.from({ length: 33 }, (_, i) => `tool:t${i}`);
 
 export const TOOLNAMES_MESSAGE =
   'toolNames never narrowed anything against muster (kagent filters muster\'s meta-tools only); declare a toolset instead, e.g. toolset: ["preset:read-only"]';
+
+/** An SDK client that declares form elicitation and answers every question with `answer`, not yet connected. */
+export function askingClient(answer: ElicitResult, asked: ElicitRequest['params'][]): Client {
+  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    return answer;
+  });
+  return client;
+}

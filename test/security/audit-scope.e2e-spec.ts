@@ -4,10 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { sha256Hex } from '@app/auth';
 import { AgentsRepository } from '@app/agents';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
 import { bearer, connectAs } from '../auth/auth-support.js';
+import { askingClient } from '../mcp/mcp-support.js';
 
 /**
  * Who sees which part of the audit trail, and what bad input to the audit and validate paths
@@ -107,5 +110,56 @@ describe('bad input to the audit and validate paths', () => {
     expect(res.status).toBe(200);
     expect(res.body.valid).toBe(false);
     expect(res.body.violations.map((v: { path: string }) => v.path)).toContain('mode');
+  });
+});
+
+describe('one journal entry by id (GET /api/v1/operations/{id}, get_operation)', () => {
+  const idIn = async (namespace: string) => (await t.store.client.operation.findFirstOrThrow({ where: { namespace } })).id;
+
+  it('answers an entry in a namespace the caller may read the journal in, on both doors', async () => {
+    const id = await idIn('payments-eu-prod');
+    const rest = await call(t.url, 'GET', `/api/v1/operations/${id}`, undefined, bearer(ALICE));
+    expect(rest.status).toBe(200);
+    expect(rest.body).toMatchObject({ id, operation: 'create_agent', namespace: 'payments-eu-prod', outcome: 'refused' });
+    const { client } = await connectAs(t.url, ALICE, '?audit');
+    try {
+      const result = await client.callTool({ name: 'get_operation', arguments: { id } });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ id, namespace: 'payments-eu-prod' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers 404 alike for an entry outside those namespaces and for an id nobody has', async () => {
+    const outside = await call(t.url, 'GET', `/api/v1/operations/${await idIn('payments-eu-staging')}`, undefined, bearer(ALICE));
+    const missing = await call(t.url, 'GET', '/api/v1/operations/00000000-0000-4000-8000-000000000000', undefined, bearer(ALICE));
+    expect([outside.status, missing.status]).toEqual([404, 404]);
+    expect(outside.body.error.message.replace(/operation \S+/, 'operation ID')).toBe(missing.body.error.message.replace(/operation \S+/, 'operation ID'));
+    expect((await call(t.url, 'GET', `/api/v1/operations/${await idIn('payments-eu-prod')}`, undefined, bearer(BOB))).status).toBe(404);
+  });
+
+  it('refuses an id that is not one by name (400)', async () => {
+    const res = await call(t.url, 'GET', '/api/v1/operations/not%20an%20id', undefined, bearer(ALICE));
+    expect(res.status).toBe(400);
+    expect(res.body.error.details[0].path).toBe('id');
+  });
+});
+
+describe('a destructive call from a client that can ask its person', () => {
+  it('asks only once the policy allowed the call: a refused one is refused without a question', async () => {
+    const asked: ElicitRequest['params'][] = [];
+    const client = askingClient({ action: 'decline' }, asked);
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: bearer(ALICE) } }));
+    try {
+      const refused = await client.callTool({ name: 'delete_agent', arguments: { namespace: 'team-x-app-y', name: 'a' } });
+      expect(refused.structuredContent).toMatchObject({ error: { code: 'forbidden' } });
+      expect(asked).toHaveLength(0);
+      const declined = await client.callTool({ name: 'delete_agent', arguments: { namespace: 'payments-eu-prod', name: 'a' } });
+      expect((declined.content as { text: string }[])[0].text).toMatch(/declined delete_agent payments-eu-prod\/a: nothing was done/);
+      expect(asked).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -363,6 +363,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       read: ({ path }) => parseInput(BlueprintRefDto, path).name,
       target: (name) => blueprint(name),
       call: (blueprints, name, _input, access) => blueprints.delete(access, name),
+      confirm: (name) => `delete_blueprint deletes blueprint ${name} with all its versions and stops serving its tool ${name}.`,
     }),
     defineOperation({
       name: 'validate_blueprint',
@@ -469,6 +470,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       read: nameAnd(UpgradeBlueprintAgentsDto),
       target: ({ name }) => blueprint(name),
       call: (blueprints, { name, command }, _input, access) => blueprints.upgrade(access, name, command),
+      confirm: ({ name }) => `upgrade_blueprint_agents upgrades with helm every agent made from an older version of blueprint ${name} to its active version, each as an update_agent.`,
     }),
   ],
 };

@@ -94,6 +94,7 @@ describe('loadConfig', () => {
       CORS_ORIGINS: [],
       MCP_SESSION_IDLE_SECONDS: 900,
       MCP_SESSIONS_PER_PRINCIPAL: 50,
+      MCP_CONFIRM_DESTRUCTIVE: true,
       BODY_LIMIT_BYTES: 1_048_576,
     });
     expect(config.authEnabled).toBe(false);
@@ -153,6 +154,7 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', '*'],
     ['MCP_SESSION_IDLE_SECONDS', '0'],
     ['MCP_SESSIONS_PER_PRINCIPAL', 'many'],
+    ['MCP_CONFIRM_DESTRUCTIVE', 'yes'],
     ['BODY_LIMIT_BYTES', '10'],
   ])('stops at start naming the auth setting %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));

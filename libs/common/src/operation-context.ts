@@ -42,6 +42,11 @@ export interface OperationContext {
   facts: CallFacts;
   /** Where a long call's steps are told to the caller as they happen (an MCP tool call's log notifications). */
   progress?: (step: string) => Promise<void>;
+  /**
+   * Asks the person at the caller's client to agree to what the call is about to do (an MCP client
+   * that declared elicitation, for a destructive tool); resolves on their accept, throws otherwise.
+   */
+  confirm?: (summary: string) => Promise<void>;
 }
 
 /** Whom a helm call or Kubernetes read impersonates (helm --kube-as-user/--kube-as-group; Impersonate-User/-Group). */
@@ -90,6 +95,21 @@ export const OperationContexts = {
   /** Runs `fn` with the current context, its steps told to `report` (OperationContexts.step). */
   withProgress<T>(report: (step: string) => Promise<void>, fn: () => T): T {
     return storage.run({ ...OperationContexts.current(), progress: report }, fn);
+  },
+
+  /** Runs `fn` with the current context, a destructive step in it first asked of the caller's person through `ask` (OperationContexts.confirm). */
+  withConfirmation<T>(ask: (summary: string) => Promise<void>, fn: () => T): T {
+    return storage.run({ ...OperationContexts.current(), confirm: ask }, fn);
+  },
+
+  /** Whether the call can ask its person to confirm (only then is a summary worth building). */
+  asks(): boolean {
+    return storage.getStore()?.confirm !== undefined;
+  },
+
+  /** Asks the caller's person to agree to `summary` when the call can ask; throws the refusal when they do not agree. */
+  async confirm(summary: string): Promise<void> {
+    await storage.getStore()?.confirm?.(summary);
   },
 
   /** Tells the caller, if it listens, the step the call takes now; never fails the call. */

@@ -37,10 +37,18 @@ export class OperationDoors {
       if (operation.authorize) await operation.authorize(access, read);
       else await access.authorize(operation.name, operation.target?.(read) ?? {});
       const service = this.modules.get(operation.service, { strict: false });
+      await this.confirmed(operation, read, service, input);
       return answerForCaller(await operation.call(service, read, input, access), access.isAdmin());
     } catch (error) {
       throw forCaller(error, access.isAdmin());
     }
+  }
+
+  /** Asks the caller's person, when the call can ask and the tool declares what to ask, before anything is done. */
+  private async confirmed(operation: OperationDescriptor, read: unknown, service: unknown, input: OperationInput): Promise<void> {
+    if (!operation.confirm || !operation.tool?.annotations.destructiveHint || !OperationContexts.asks()) return;
+    const summary = await operation.confirm(read, service, input);
+    if (summary !== undefined) await OperationContexts.confirm(summary);
   }
 
   /** A module's operations: their MCP toolsets and tools into the registry (their REST routes are its controllers). */
@@ -91,6 +99,7 @@ export class OperationDoors {
       annotations: tool.annotations,
       input: [input.path, input.args].filter((dto) => dto !== undefined),
       output: tool.output,
+      ...(tool.operations ? { operations: [operation.name, ...tool.operations] } : {}),
       run: async (args) => (await this.run(operation, mcpInput(operation, args))) as object,
     });
   }

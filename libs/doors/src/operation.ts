@@ -59,6 +59,8 @@ export interface ToolDeclaration {
   annotations: ToolHints;
   /** The DTO class of the answer (the REST response body). */
   output: Type<unknown>;
+  /** The operations the policy grants this tool by, any of them, when more than its own name (get_operation: list_operations too). */
+  operations?: string[];
 }
 
 /**
@@ -87,6 +89,13 @@ export interface OperationDescriptor<Service = unknown, Read = unknown, Answer =
   authorize?(access: CallerAccess, read: Read): Promise<void>;
   /** The call into the service, once the policy agreed; reads what remains of the input. */
   call(service: Service, read: Read, input: OperationInput, access: CallerAccess): Promise<Answer>;
+  /**
+   * What the person at an MCP client that declared elicitation is asked to agree to before its
+   * destructive MCP tool runs (after the policy allowed it): one sentence naming the operation, what
+   * it acts on and what it does. Undefined: nothing to ask (a dry run). Only tools with
+   * destructiveHint ask; declared after `read` so its types are known (docs/mcp.md "Confirming destructive calls").
+   */
+  confirm?(read: Read, service: Service, input: OperationInput): string | undefined | Promise<string | undefined>;
 }
 
 /** A descriptor, typed by its service, what it reads first and its answer. */

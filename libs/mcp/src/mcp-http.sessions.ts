@@ -4,18 +4,23 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCResponse, LoggingLevel, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { ANONYMOUS, describePrincipal, principalOf, type Principal } from '@app/auth';
 import { AppConfig, Clock, DEFAULT_RETRY_AFTER_SECONDS, OperationContexts } from '@app/common';
 import { Metrics } from '@app/telemetry';
 import { refusedToolCall } from './forbidden-arguments.js';
 import { JsonResponseTransport, readJsonExchange } from './json-response.transport.js';
 import { isInitialize, loadMcpSdk, type McpSdk } from './mcp-sdk.js';
-import { McpServerFactory } from './mcp-server.factory.js';
+import { CONFIRM_TIMEOUT_MS, formElicitation, McpServerFactory } from './mcp-server.factory.js';
 import { McpSessionRepository, type McpSessionRecord } from './mcp-session.repository.js';
 import { McpRegistry } from './mcp.registry.js';
 
 type McpRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
+
+/** How often a call waiting for its person's answer looks for it in the store (the answer reached another replica). */
+const ANSWER_POLL_MS = 250;
+/** The ids questions go out under (randomUUID). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 
 /**
@@ -31,6 +36,11 @@ export class McpHttpSessions implements OnModuleDestroy {
   private readonly logger = new Logger('MCP');
   /** This replica's open GET streams by session id (the server each stream's tools/list_changed come from). */
   private readonly streams = new Map<string, { server: Server }>();
+  /**
+   * The questions this replica's tool calls wait on (a destructive call asking its person), by
+   * session id and request id: the client answers in a POST of its own, handed to the waiting call.
+   */
+  private readonly waiting = new Map<string, (answer: JSONRPCResponse) => void>();
   /** When this replica last marked each session used in the store (marked at most every touchMs). */
   private readonly touched = new Map<string, number>();
   /** A session nobody has used for MCP_SESSION_IDLE_SECONDS is closed (its client reconnects with initialize). */
@@ -78,6 +88,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     if (req.method === 'DELETE') return this.close(session, res);
     await this.touch(session);
     if (req.method === 'GET') return this.hold(req, res, session, principal);
+    if (req.method === 'POST' && (await this.deliverAnswers(sdk, session, req.body, res))) return;
     return this.serve(sdk, req, res, session, principal);
   }
 
@@ -93,7 +104,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     const id = randomUUID();
     // Stored before the answer names it, so the client's next request finds it on any replica;
     // counted and stored in one step, so the cap holds however many replicas open at once.
-    const open = await this.sessions.createWithin({ id, principal, query, ...clientInfoOf(req.body), replica: this.config.REPLICA_ID }, this.config.MCP_SESSIONS_PER_PRINCIPAL);
+    const open = await this.sessions.createWithin({ id, principal, query, ...clientInfoOf(req.body), elicits: elicitsOf(req.body), replica: this.config.REPLICA_ID }, this.config.MCP_SESSIONS_PER_PRINCIPAL);
     if (open !== null) {
       return refuse(
         res,
@@ -130,12 +141,80 @@ export class McpHttpSessions implements OnModuleDestroy {
     const streams = this.sendsProgress(req.body);
     const exchange = streams ? null : readJsonExchange(sdk, req);
     const server = await this.serverOf(session, principal);
-    if (exchange === null) return this.answerOnce(server, await statelessTransport(!streams), req, res);
+    if (exchange === null) {
+      const transport = await statelessTransport(!streams);
+      if (streams) this.relayAnswers(sdk, session.id, transport, res);
+      return this.answerOnce(server, transport, req, res);
+    }
     const transport = new JsonResponseTransport(sdk, res);
     whenClosed(res, () => void server.close());
     if (res.destroyed) return;
     await server.connect(transport);
     transport.deliver(exchange);
+  }
+
+  /**
+   * Makes the requests a tool call's server sends on its stream (elicitation/create) answerable by
+   * a later POST of the session on any replica: each goes out under an id unique to the session
+   * (every request gets a server of its own, and each server counts its ids from 0), and its
+   * answer is handed back under the server's own id: at once when the answer reaches this
+   * replica, else taken from the store, where the replica it reached put it. Forgotten when the
+   * call's response closes.
+   */
+  private relayAnswers(sdk: McpSdk, sessionId: string, transport: StreamableHTTPServerTransport, res: ServerResponse): void {
+    const send = transport.send.bind(transport);
+    /** The server's own id of each question still waiting, by the id it went out under. */
+    const asked = new Map<string, RequestId>();
+    let polling: NodeJS.Timeout | undefined;
+    const deliver = (id: string, answer: JSONRPCResponse) => {
+      const own = asked.get(id);
+      if (own === undefined) return;
+      asked.delete(id);
+      this.waiting.delete(`${sessionId} ${id}`);
+      transport.onmessage?.({ ...answer, id: own } as JSONRPCMessage);
+    };
+    const poll = async () => {
+      for (const id of [...asked.keys()]) {
+        const message = await this.sessions.takeAnswer(sessionId, id).catch(() => null);
+        if (message !== null) deliver(id, JSON.parse(message) as JSONRPCResponse);
+      }
+      const open = asked.size > 0 && !res.writableEnded && !res.destroyed;
+      polling = open ? setTimeout(() => void poll(), ANSWER_POLL_MS) : undefined;
+    };
+    transport.send = async (message, options) => {
+      if (!sdk.types.isJSONRPCRequest(message)) return send(message, options);
+      const id = randomUUID();
+      asked.set(id, message.id);
+      this.waiting.set(`${sessionId} ${id}`, (answer) => deliver(id, answer));
+      polling ??= setTimeout(() => void poll(), ANSWER_POLL_MS);
+      return send({ ...message, id }, options);
+    };
+    whenClosed(res, () => {
+      clearTimeout(polling);
+      for (const id of asked.keys()) this.waiting.delete(`${sessionId} ${id}`);
+      asked.clear();
+    });
+  }
+
+  /**
+   * A POST holding only answers to questions a tool call asked (ids this service gave them): handed
+   * to the call when this replica holds it, else kept in the store for the replica that does; 202.
+   */
+  private async deliverAnswers(sdk: McpSdk, session: McpSessionRecord, body: unknown, res: ServerResponse): Promise<boolean> {
+    // Only a session whose client declared elicitation is ever asked: nobody else's answers are kept.
+    if (!session.elicits) return false;
+    const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+    const { isJSONRPCResultResponse, isJSONRPCErrorResponse } = sdk.types;
+    if (!messages.every((m) => (isJSONRPCResultResponse(m) || isJSONRPCErrorResponse(m)) && typeof m.id === 'string' && UUID.test(m.id))) return false;
+    const elsewhere: { requestId: string; message: string }[] = [];
+    for (const answer of messages as JSONRPCResponse[]) {
+      const deliver = this.waiting.get(`${session.id} ${String(answer.id)}`);
+      if (deliver) deliver(answer);
+      else elsewhere.push({ requestId: String(answer.id), message: JSON.stringify(answer) });
+    }
+    if (elsewhere.length > 0) await this.sessions.saveAnswers(session.id, elsewhere);
+    res.writeHead(202).end();
+    return true;
   }
 
   /**
@@ -178,6 +257,7 @@ export class McpHttpSessions implements OnModuleDestroy {
       client: session.clientName ?? undefined,
       level: (session.logLevel ?? undefined) as LoggingLevel | undefined,
       saveLevel: (level) => this.sessions.setLogLevel(session.id, level),
+      elicits: session.elicits,
     });
   }
 
@@ -200,6 +280,7 @@ export class McpHttpSessions implements OnModuleDestroy {
   /** Ends idle sessions (whichever replica sweeps first) and this replica's streams of sessions ended elsewhere. */
   private async sweep(): Promise<void> {
     try {
+      await this.sessions.removeAnswersOlderThan(CONFIRM_TIMEOUT_MS);
       for (const id of await this.sessions.removeIdle(this.idleMs)) {
         this.logger.log(`session ${id} closed: idle for more than ${this.idleMs / 1000}s`);
         this.dropLocal(id);
@@ -251,6 +332,12 @@ function clientInfoOf(body: unknown): { clientName?: string; clientVersion?: str
   const message = (Array.isArray(body) ? body[0] : body) as { params?: { clientInfo?: { name?: unknown; version?: unknown } } } | undefined;
   const info = message?.params?.clientInfo;
   return { clientName: storable(info?.name), clientVersion: storable(info?.version) };
+}
+
+/** Whether an initialize request's params.capabilities declare form elicitation. */
+function elicitsOf(body: unknown): boolean {
+  const message = (Array.isArray(body) ? body[0] : body) as { params?: { capabilities?: Parameters<typeof formElicitation>[0] } } | undefined;
+  return formElicitation(message?.params?.capabilities ?? {}) === true;
 }
 
 /**

@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolRequest, CallToolResult, LoggingLevel, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, mapError, OperationContexts, PROJECT_PACKAGE, type ErrorBody, type NewOperationContext } from '@app/common';
+import type { CallToolRequest, CallToolResult, ClientCapabilities, LoggingLevel, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { AppConfig, AppError, mapError, OperationContexts, PROJECT_PACKAGE, type ErrorBody, type NewOperationContext } from '@app/common';
 import { Authenticator, Authorizer, describePrincipal, toolNotAllowed, type Principal } from '@app/auth';
 import { Metrics, newTraceId, parseTraceparent, Tracing } from '@app/telemetry';
-import { loadMcpSdk } from './mcp-sdk.js';
+import { loadMcpSdk, type McpSdk } from './mcp-sdk.js';
 import { McpRegistry } from './mcp.registry.js';
 import type { McpDoor, ToolSpec } from './tool-spec.js';
 import type { ToolsetSelection } from './toolset-selection.js';
@@ -25,7 +25,19 @@ export interface McpSessionMemory {
   level?: LoggingLevel;
   /** Keeps a new threshold for the session's later requests. */
   saveLevel?(level: LoggingLevel): Promise<void>;
+  /** Whether initialize declared form elicitation (the server of a later HTTP request never saw initialize). */
+  elicits?: boolean;
 }
+
+/** How long a destructive call waits for its person's answer before it gives up, doing nothing. */
+export const CONFIRM_TIMEOUT_MS = 300_000;
+
+/** The form a destructive call's person answers: one box to tick. */
+const CONFIRM_FORM = {
+  type: 'object',
+  properties: { confirm: { type: 'boolean', title: 'Go ahead', description: 'Tick to let the call do what the message says', default: false } },
+  required: ['confirm'],
+} as const;
 
 /**
  * Builds the MCP server of one session (the stdio process), or of one request of an HTTP session.
@@ -40,6 +52,7 @@ export class McpServerFactory {
     private readonly authorizer: Authorizer,
     private readonly authenticator: Authenticator,
     private readonly metrics: Metrics,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -107,11 +120,15 @@ export class McpServerFactory {
       };
       const writes = !spec.annotations.readOnlyHint && args.dryRun !== true;
       const target = typeof args.namespace === 'string' && typeof args.name === 'string' ? ` ${args.namespace}/${args.name}` : '';
+      // A destructive write asks the client's person first, once the policy allowed it (OperationDoors), when the client can be asked.
+      const asks = writes && spec.annotations.destructiveHint && this.config.MCP_CONFIRM_DESTRUCTIVE && (formElicitation(server.getClientCapabilities()) ?? memory.elicits === true);
+      const run = () => spec.run(args, { toolsets, door });
+      const confirming = () => (asks ? OperationContexts.withConfirmation((summary) => this.ask(extra, types, `${name}${target}`, summary), run) : run());
       try {
         if (writes) await log('info', `${name}${target}: started: checking the request`);
         // Only a write that passed its checks runs helm; the pipeline says which helm step when it does.
         const step = (message: string) => log('info', `${name}${target}: ${message} (this can take a while)`);
-        const result = await (writes ? OperationContexts.withProgress(step, () => spec.run(args, { toolsets, door })) : spec.run(args, { toolsets, door }));
+        const result = await (writes ? OperationContexts.withProgress(step, confirming) : run());
         if (writes) await log('info', `${name}${target}: done`);
         return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
       } catch (error) {
@@ -169,6 +186,28 @@ export class McpServerFactory {
   }
 
   /**
+   * Asks the person at the client (form elicitation on the tool call's own stream) to agree to
+   * `summary`; resolves on accept with the box ticked, and otherwise throws the refusal the call
+   * answers, which says nothing was done. No answer within CONFIRM_TIMEOUT_MS counts as no.
+   */
+  private async ask(extra: RequestExtra, types: McpSdk['types'], call: string, summary: string): Promise<void> {
+    let answer: { action: string; content?: Record<string, unknown> };
+    try {
+      answer = await extra.sendRequest(
+        { method: 'elicitation/create', params: { mode: 'form', message: `${summary} Go ahead?`, requestedSchema: { ...CONFIRM_FORM, required: [...CONFIRM_FORM.required] } } },
+        types.ElicitResultSchema,
+        { timeout: CONFIRM_TIMEOUT_MS },
+      );
+    } catch (error) {
+      throw new AppError('forbidden', `${call} was not done: asking the person at the MCP client to confirm it failed, or found no answer within ${CONFIRM_TIMEOUT_MS / 60_000} minutes (${(error as Error).message}); call it again to be asked again`);
+    }
+    if (answer.action === 'accept' && answer.content?.confirm !== false) return;
+    const how = answer.action === 'accept' ? 'did not tick "Go ahead" for' : answer.action === 'decline' ? 'declined' : 'cancelled';
+    this.logger.log(`${call}: the person at the client ${how} it; nothing was done`);
+    throw new AppError('forbidden', `the person at the MCP client ${how} ${call}: nothing was done. Ask them before calling it again, or call it with dryRun: true to show what it would do`);
+  }
+
+  /**
    * Layer 2 for one tool. A tool added at run time after the policy was read (not among its
    * operations, so no role can name it) is served to admins only (granted `*` in `*`): fail closed.
    */
@@ -203,6 +242,17 @@ function errorResult(body: ErrorBody): CallToolResult {
 /** Layer 2's refusal: its own text, in the error model as forbidden (a tool outside the allowed set). */
 function textError(text: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text }], structuredContent: { ...new AppError('forbidden', text).toBody() } };
+}
+
+/**
+ * Whether a client's capabilities (from initialize) include form elicitation: `elicitation: {}`
+ * (before 2025-11-25: forms only) or `elicitation.form`; undefined when the server never saw initialize.
+ */
+export function formElicitation(capabilities: ClientCapabilities | undefined): boolean | undefined {
+  if (!capabilities) return undefined;
+  const elicitation = capabilities.elicitation as { form?: object; url?: object } | undefined;
+  if (!elicitation) return false;
+  return elicitation.form !== undefined || elicitation.url === undefined;
 }
 
 /** Who acts, as the transport knows it: the client's name from initialize, unchecked (a domain records it by its own rule). */

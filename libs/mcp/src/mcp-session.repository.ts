@@ -11,6 +11,8 @@ export interface McpSessionRecord {
   clientName: string | null;
   clientVersion: string | null;
   logLevel: string | null;
+  /** Whether the client declared form elicitation in initialize. */
+  elicits: boolean;
   createdAt: Date;
   lastSeenAt: Date;
 }
@@ -21,6 +23,7 @@ export interface NewMcpSession {
   query: string;
   clientName?: string;
   clientVersion?: string;
+  elicits?: boolean;
   replica: string;
 }
 
@@ -45,12 +48,12 @@ export class McpSessionRepository {
    * sessions the principal held when refused, or null when stored.
    */
   async createWithin(session: NewMcpSession, cap: number): Promise<number | null> {
-    const { id, principal, query, clientName, clientVersion, replica } = session;
+    const { id, principal, query, clientName, clientVersion, elicits = false, replica } = session;
     const { subject, method } = principal;
     const now = await this.store.now();
     const insert = this.db.$executeRaw`
-      INSERT INTO "McpSession" ("id", "subject", "authMethod", "query", "clientName", "clientVersion", "replica", "createdAt", "lastSeenAt")
-      SELECT ${id}, ${subject}, ${method}, ${query}, ${clientName ?? null}, ${clientVersion ?? null}, ${replica}, ${now}, ${now}
+      INSERT INTO "McpSession" ("id", "subject", "authMethod", "query", "clientName", "clientVersion", "elicits", "replica", "createdAt", "lastSeenAt")
+      SELECT ${id}, ${subject}, ${method}, ${query}, ${clientName ?? null}, ${clientVersion ?? null}, ${elicits}, ${replica}, ${now}, ${now}
       WHERE (SELECT COUNT(*) FROM "McpSession" WHERE "subject" = ${subject} AND "authMethod" = ${method}) < ${cap}`;
     // PostgreSQL: one transaction of two statements (no interactive one, which would hold a pooled
     // connection per waiting open); READ COMMITTED gives the insert a snapshot taken after the lock.
@@ -61,9 +64,10 @@ export class McpSessionRepository {
 
   /** Read on every request of a session: one statement by primary key, in SQL (a fourth of the typed query's CPU). */
   async find(id: string): Promise<McpSessionRecord | null> {
-    const rows = await this.db.$queryRaw<(Omit<McpSessionRecord, 'authMethod'> & { authMethod: string })[]>`
-      SELECT "id", "subject", "authMethod", "query", "clientName", "clientVersion", "logLevel", "createdAt", "lastSeenAt" FROM "McpSession" WHERE "id" = ${id}`;
-    return rows.length > 0 ? { ...rows[0], authMethod: rows[0].authMethod as AuthMethod } : null;
+    const rows = await this.db.$queryRaw<(Omit<McpSessionRecord, 'authMethod' | 'elicits'> & { authMethod: string; elicits: boolean | number })[]>`
+      SELECT "id", "subject", "authMethod", "query", "clientName", "clientVersion", "logLevel", "elicits", "createdAt", "lastSeenAt" FROM "McpSession" WHERE "id" = ${id}`;
+    // SQLite's raw answer holds a boolean as 0 or 1.
+    return rows.length > 0 ? { ...rows[0], authMethod: rows[0].authMethod as AuthMethod, elicits: Boolean(rows[0].elicits) } : null;
   }
 
   /** Marks a session used now. */
@@ -96,6 +100,28 @@ export class McpSessionRepository {
     // A session used between the read and the delete stayed: only the ones really gone are closed here.
     const kept = await this.existing(ids);
     return ids.filter((id) => !kept.has(id));
+  }
+
+  /** Keeps answers to questions another replica's tool call asked, for that replica to take (a repeated one is kept once). */
+  async saveAnswers(sessionId: string, answers: { requestId: string; message: string }[]): Promise<void> {
+    for (const { requestId, message } of answers) {
+      await this.db.$executeRaw`
+        INSERT INTO "McpAnswer" ("sessionId", "requestId", "message", "createdAt") VALUES (${sessionId}, ${requestId}, ${message}, ${await this.store.now()})
+        ON CONFLICT ("sessionId", "requestId") DO NOTHING`;
+    }
+  }
+
+  /** The answer to one question, taken out of the store; null while none came. */
+  async takeAnswer(sessionId: string, requestId: string): Promise<string | null> {
+    const row = await this.db.mcpAnswer.findUnique({ where: { sessionId_requestId: { sessionId, requestId } } });
+    if (!row) return null;
+    await this.db.mcpAnswer.deleteMany({ where: { sessionId, requestId } });
+    return row.message;
+  }
+
+  /** Drops answers older than `ageMs` that no call took (its call ended first). */
+  async removeAnswersOlderThan(ageMs: number): Promise<void> {
+    await this.db.mcpAnswer.deleteMany({ where: { createdAt: { lt: new Date((await this.store.now()).getTime() - ageMs) } } });
   }
 
   /** Which of `ids` still exist. */

@@ -1,4 +1,4 @@
-import { ApiBody, ApiOperation, ApiQuery, ApiResponse } from '@app/common';
+import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@app/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
 import { readValidateCommand } from './validate-command.js';
 import { withWriteHeaders } from '@app/doors';
@@ -8,6 +8,7 @@ import {
   DeleteAgentDto,
   ListAgentsQueryDto,
   ListOperationsQueryDto,
+  OperationRefDto,
   REQUEST_EXAMPLES,
   RevisionsQueryDto,
   RollbackAgentDto,
@@ -37,6 +38,7 @@ import {
   CreateResultDto,
   DeleteResultDto,
   InfoDto,
+  AuditedOperationDto,
   OperationPageDto,
   RevisionListDto,
   RollbackResultDto,
@@ -45,7 +47,7 @@ import {
   ValidateResultDto,
 } from './responses.dto.js';
 import { AgentsService } from '../application/agents.service.js';
-import { defineOperation, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, type OperationSet } from '@app/doors';
 import { ServiceInfoService } from '../application/service-info.service.js';
 
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -81,7 +83,8 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
     name: 'audit',
     title: 'Audit',
     description: 'The journal of writes and refusals: who (subject, how authenticated, door, client), what, on which agent, the outcome. Opt-in: ?audit on /mcp; admin-only unless the policy grants list_operations.',
-    instructions: 'list_operations reads the journal newest first; filter by subject, namespace, agent, operation, outcome and time, and pass nextCursor for older entries.',
+    instructions:
+      "list_operations reads the journal newest first; filter by subject, namespace, agent, operation, outcome and time, and pass nextCursor for older entries. get_operation reads one entry by id (a write's lastOperation.id): poll it while a long write is pending.",
     default: false,
     always: false,
   },
@@ -417,6 +420,8 @@ export const AGENT_OPERATIONS: OperationSet = {
       read: readRef,
       target: (ref) => ref,
       call: (agents, ref, { args, headers }, access) => agents.delete(access.caller, ref, withWriteHeaders(parseInput(DeleteAgentDto, args), headers())),
+      confirm: ({ namespace, name }) =>
+        `delete_agent uninstalls the helm release of agent ${namespace}/${name}: its Agent leaves the cluster; its record and revisions stay in the store (as deleted).`,
     }),
     defineOperation({
       name: 'rollback_agent',
@@ -456,6 +461,7 @@ export const AGENT_OPERATIONS: OperationSet = {
       read: readRef,
       target: (ref) => ref,
       call: (agents, ref, { args, headers }, access) => agents.rollback(access.caller, ref, withWriteHeaders(parseInput(RollbackAgentDto, args), headers())),
+      confirm: (ref: AgentRefDto, agents: AgentsService, { args }) => rollbackSummary(agents, ref, (args as { revision?: unknown } | undefined)?.revision),
     }),
     defineOperation({
       name: 'list_operations',
@@ -494,8 +500,66 @@ export const AGENT_OPERATIONS: OperationSet = {
       call: (agents, query, _input, access) =>
         agents.operations(query, { namespacePatterns: access.namespacePatterns('list_operations'), reader: access.journalReader() }),
     }),
+    defineOperation({
+      name: 'get_operation',
+      rest: {
+        tag: 'audit',
+        method: 'get',
+        path: 'operations/:id',
+        openapi: [
+          ApiOperation({
+            operationId: 'getOperation',
+            summary: 'One journal entry: a write while it runs (pending) and once it ended, or a refusal',
+            description:
+              "The entry a write's answer names (its agent's lastOperation.id): its outcome (pending, succeeded, failed, refused), who, when, and why it failed. " +
+              'Readable by whoever may read the journal (list_operations or get_operation) in its namespace; any other id answers 404. The same as the MCP tool get_operation.',
+          }),
+          ApiParam({ name: 'id', description: "The entry's id", schema: { type: 'string', example: 'c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11' } }),
+          ApiResponse({ status: 200, description: 'The entry', type: AuditedOperationDto }),
+          error(400, 'invalid_request: the id is not one this service makes', errorExample('invalid_request', 'id must be an operation id', [{ path: 'id', message: "id must be an operation id as a write's lastOperation.id or list_operations answers it" }])),
+          error(404, 'not_found: no entry with this id in the journal the caller may read', errorExample('not_found', 'no operation c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11 in the journal you may read')),
+        ],
+      },
+      tool: {
+        title: 'One journal entry',
+        toolset: 'audit',
+        description:
+          "Reads one journal entry by id (a write's lastOperation.id, or an id from list_operations): the operation, the agent, the outcome (pending while helm runs, then succeeded or failed; refused), who and when. " +
+          'Poll it to follow a long write. Writes nothing.',
+        annotations: READ_STORE,
+        output: AuditedOperationDto,
+        operations: ['list_operations'],
+      },
+      input: { path: OperationRefDto },
+      service: AgentsService,
+      read: ({ path }) => parseInput(OperationRefDto, path).id,
+      authorize: async (access) => {
+        // Reading the journal somewhere is the grant; where the entry is decides below, unseen ids and unreadable ones alike 404.
+        if (!access.isAllowed('get_operation') && !access.isAllowed('list_operations')) await access.authorize('get_operation', {});
+      },
+      call: (agents, id, _input, access) =>
+        agents.operation(id, {
+          visible: (namespace) => access.isAllowed('get_operation', namespace) || access.isAllowed('list_operations', namespace),
+          reader: access.journalReader(),
+        }),
+    }),
   ],
 };
+
+/**
+ * What rollback_agent asks the person: the revision the agent is at, the one whose values come
+ * back and which fields of its spec that changes, from the stored revisions (no helm run). Nothing
+ * to ask when the agent does not exist: the call refuses.
+ */
+async function rollbackSummary(agents: AgentsService, ref: AgentRefDto, revision: unknown): Promise<string | undefined> {
+  const list = await agents.revisions(ref).catch(() => null);
+  if (!list || list.current === null) return undefined;
+  const at = (n: unknown) => list.items.find((item) => item.revision === n)?.spec as Record<string, unknown> | undefined;
+  const [now, then] = [at(list.current), at(revision)];
+  const changed = now && then ? [...new Set([...Object.keys(now), ...Object.keys(then)])].filter((key) => JSON.stringify(now[key]) !== JSON.stringify(then[key])) : undefined;
+  const changes = changed === undefined ? '' : changed.length === 0 ? ' (its spec stays the same)' : ` (changes ${changed.join(', ')})`;
+  return `rollback_agent moves agent ${ref.namespace}/${ref.name} from revision ${list.current} back to the values of revision ${String(revision)} with helm${changes}, recorded as a new revision.`;
+}
 
 /** DELETE carries its arguments in the query: "true"/"false" and digits become booleans and numbers; anything else is refused by the DTO. */
 function deleteArgs(query: Record<string, unknown>): Record<string, unknown> {

@@ -340,6 +340,14 @@ export const REQUEST_EXAMPLES = {
 const OUTCOME_VALUES = ['pending', 'succeeded', 'failed', 'refused'] as const;
 const OPERATION_NAME = /^[a-z][a-z_]{0,63}$/;
 
+/** One journal entry by its id (GET /api/v1/operations/{id}, get_operation). */
+export class OperationRefDto {
+  @ApiProperty({ description: "The entry's id: a write's operationId (an agent's lastOperation.id) or an id list_operations answered", example: 'c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9-]{1,64}$/, { message: "id must be an operation id as a write's lastOperation.id or list_operations answers it, e.g. c5b1f0e2-7f43-4d8e-9a51-2b7d0c9e4f11" })
+  id: string;
+}
+
 /** The filters of the audit trail (GET /api/v1/operations, list_operations). */
 export class ListOperationsQueryDto {
   @ApiPropertyOptional({ description: 'Only entries of this principal: token:NAME (an API token), an OIDC username, local:USER (stdio) or anonymous', example: 'token:ci-platform', maxLength: 253 })

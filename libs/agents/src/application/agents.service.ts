@@ -11,6 +11,7 @@ import { AgentsRepository } from '../persistence/agents.repository.js';
 import type {
   AgentDto,
   AgentPageDto,
+  AuditedOperationDto,
   CreateResultDto,
   DeleteResultDto,
   OperationPageDto,
@@ -103,6 +104,19 @@ export class AgentsService {
     const { reader } = scope;
     const shown = reader ? page.items.map((op) => shownTo(op, reader)) : page.items;
     return { items: shown.map(operationView), nextCursor: page.more && last ? encodeOperationCursor(last) : null };
+  }
+
+  /**
+   * One journal entry (a write's state while helm runs and after, or a refusal); `scope.visible`:
+   * whether the caller may read the journal in the entry's namespace. An entry outside it is
+   * answered as one that does not exist: its id tells nothing.
+   */
+  async operation(id: string, scope: { visible: (namespace: string) => boolean; reader?: JournalReader }): Promise<AuditedOperationDto> {
+    const entry = await this.repository.operationById(id);
+    if (!entry || !scope.visible(entry.namespace)) {
+      throw new AppError('not_found', `no operation ${id} in the journal you may read: a write answers its id as lastOperation.id; list_operations (GET /api/v1/operations) lists the entries you may read`);
+    }
+    return operationView(scope.reader ? shownTo(entry, scope.reader) : entry);
   }
 
   async get({ namespace, name }: AgentRefDto): Promise<AgentDto> {

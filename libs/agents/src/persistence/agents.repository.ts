@@ -443,6 +443,12 @@ export class AgentsRepository implements AgentWriteStore {
   }
 
   /** The journal, newest first, filtered in SQL and cursor-paginated on (startedAt, id). */
+  /** One journal entry by id, or null. */
+  async operationById(id: string): Promise<AuditedOperation | null> {
+    const row = await this.db.operation.findUnique({ where: { id } });
+    return row ? toAuditedOperation(row) : null;
+  }
+
   async operationsPage(filter: OperationFilter): Promise<{ items: AuditedOperation[]; more: boolean }> {
     const namespaces = filter.namespacePatterns && (await this.journalNamespaces(filter.namespacePatterns));
     const rows = await this.db.operation.findMany({

@@ -60,6 +60,8 @@ export const RECONCILE_OPERATIONS: OperationSet = {
       read: ({ args }) => parseInput(ReconcileRequestDto, args ?? {}),
       target: (input) => ({ namespace: input.namespace ?? '*', name: input.name }),
       call: (reconciler, input, _input, access) => reconciler.reconcile(access.caller, input),
+      confirm: (input) =>
+        `reconcile_agents acts on ${input.name ? `agent ${input.namespace}/${input.name}` : input.namespace ? `every agent in ${input.namespace}` : 'every agent'} by the decision table: it may uninstall or re-install half-installed releases and roll back changes helm left pending.`,
     }),
     defineOperation({
       name: 'adopt_agent',

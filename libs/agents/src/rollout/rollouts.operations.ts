@@ -20,6 +20,17 @@ const idParam = ApiParam({ name: 'id', description: "The rollout's id, as start_
 const notFound = error(404, 'not_found: no rollout has this id', errorExample('not_found', 'no rollout r-3b1f0c9a12ab: list them with list_fleet_rollouts'));
 const conflict = error(409, 'conflict: the rollout is not in a state this step applies to', errorExample('conflict', 'rollout r-3b1f0c9a12ab is succeeded: only a rollout that is running can be made paused'));
 
+/** The agents a rollout's selector picks, in words for the person asked to confirm it. */
+function selectorSummary(selector: StartRolloutDto['selector']): string {
+  const parts = [
+    selector?.namespaces?.length ? `in ${selector.namespaces.join(', ')}` : 'in every namespace',
+    selector?.labels && Object.keys(selector.labels).length > 0 ? `labelled ${Object.entries(selector.labels).map(([k, v]) => `${k}=${v}`).join(', ')}` : '',
+    selector?.blueprint ? `made from blueprint ${selector.blueprint}` : '',
+    selector?.agents?.length ? `among ${selector.agents.join(', ')}` : '',
+  ];
+  return parts.filter((part) => part !== '').join(', ');
+}
+
 /** One of the steps that move a stored rollout between states (pause, resume, cancel), declared alike. */
 function step(name: 'pause_fleet_rollout' | 'resume_fleet_rollout' | 'cancel_fleet_rollout', verb: string, summary: string, description: string) {
   const method = name.split('_')[0] as 'pause' | 'resume' | 'cancel';
@@ -52,6 +63,10 @@ function step(name: 'pause_fleet_rollout' | 'resume_fleet_rollout' | 'cancel_fle
     read: ({ path }) => parseInput(RolloutRefDto, path),
     target: () => ({ namespace: '*' }),
     call: (rollouts, ref, _input, access) => rollouts[method](access.caller, ref),
+    confirm:
+      method === 'cancel'
+        ? (ref) => `cancel_fleet_rollout stops rollout ${ref.id}: agents it has not moved yet stay on their chart; agents it moved are not moved back.`
+        : undefined,
   });
 }
 
@@ -105,6 +120,7 @@ export const ROLLOUT_OPERATIONS: OperationSet = {
         for (const namespace of input.selector?.namespaces?.length ? input.selector.namespaces : ['*']) await access.authorize('start_fleet_rollout', { namespace });
       },
       call: (rollouts, input, _input, access) => rollouts.start(access.caller, input),
+      confirm: (input) => `start_fleet_rollout upgrades with helm, wave by wave (${(input.waves ?? [1, 5]).join(', ')}), the agents ${selectorSummary(input.selector)} to ${input.chart ?? 'the configured chart'}${input.version ? ` ${input.version}` : ''}.`,
     }),
     defineOperation({
       name: 'get_fleet_rollout',
