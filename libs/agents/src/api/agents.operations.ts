@@ -1,7 +1,7 @@
 import { ApiBody, ApiOperation, ApiQuery, ApiResponse } from '@app/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
 import { readValidateCommand } from './validate-command.js';
-import { withWriteHeaders } from '@app/doors';
+import { withWriteHeaders, type RestReply } from '@app/doors';
 import {
   AgentRefDto,
   CreateAgentDto,
@@ -86,6 +86,14 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
     always: false,
   },
 ];
+
+const PROPOSAL_DOC = 'An approval rule of the policy made this write a proposal (docs/approvals.md): nothing was applied; status is pending_approval, change names it and Location is where to follow it (GET /api/v1/changes/{id})';
+
+/** A write an approval rule made a proposal: 202 Accepted, Location: the change (docs/approvals.md). */
+function proposed(change: { location: string }, reply: RestReply): void {
+  reply.status(202);
+  reply.location(change.location);
+}
 
 /** The agent named in the path (REST) or by namespace and name (MCP), read before the policy is asked: a refusal and its journal entry always name a valid agent. */
 const agentRef = { path: AgentRefDto };
@@ -315,9 +323,11 @@ export const AGENT_OPERATIONS: OperationSet = {
           errors(writeHeaders),
           ApiResponse({ status: 201, description: 'Created: the agent exists now (ETag: its version)', type: CreatedAgentDto }),
           ApiResponse({ status: 200, description: 'Dry run: what would be written; nothing was', type: CreateDryRunDto }),
+          ApiResponse({ status: 202, description: PROPOSAL_DOC, type: CreateResultDto }),
           errors(CREATE_ERRORS),
         ],
         reply: (result: CreateResultDto, reply) => {
+          if (result.change) return proposed(result.change, reply);
           reply.status(result.dryRun ? 200 : 201);
           reply.etag(result.agent);
         },
@@ -358,9 +368,10 @@ export const AGENT_OPERATIONS: OperationSet = {
           ApiBody({ type: UpdateAgentDto, examples: dryRunBody('Dry run: add server:github to the toolset (writes nothing)', REQUEST_EXAMPLES.update) }),
           errors([...writeHeaders, ifMatch]),
           ApiResponse({ status: 200, description: 'The values before and after (ETag: the new version)', type: UpdateResultDto }),
+          ApiResponse({ status: 202, description: PROPOSAL_DOC, type: UpdateResultDto }),
           errors(WRITE_ERRORS),
         ],
-        reply: (result: UpdateResultDto, reply) => reply.etag(result.agent),
+        reply: (result: UpdateResultDto, reply) => (result.change ? proposed(result.change, reply) : reply.etag(result.agent)),
       },
       tool: {
         title: 'Update an agent',
@@ -385,6 +396,7 @@ export const AGENT_OPERATIONS: OperationSet = {
         path: 'agents/:namespace/:name',
         args: deleteArgs,
         strict: true,
+        reply: (result: DeleteResultDto, reply) => result.change && proposed(result.change, reply),
         openapi: [
           ApiOperation({
             operationId: 'deleteAgent',
@@ -401,6 +413,7 @@ export const AGENT_OPERATIONS: OperationSet = {
           }),
           errors([...writeHeaders, ifMatch]),
           ApiResponse({ status: 200, description: 'What was removed (or would be)', type: DeleteResultDto }),
+          ApiResponse({ status: 202, description: PROPOSAL_DOC, type: DeleteResultDto }),
           errors(WRITE_ERRORS),
         ],
       },
@@ -439,9 +452,10 @@ export const AGENT_OPERATIONS: OperationSet = {
           ApiBody({ type: RollbackAgentDto, examples: dryRunBody('Dry run: back to revision 1 (writes nothing)', REQUEST_EXAMPLES.rollback) }),
           errors([...writeHeaders, ifMatch]),
           ApiResponse({ status: 200, description: 'The values before and after (ETag: the new version)', type: RollbackResultDto }),
+          ApiResponse({ status: 202, description: PROPOSAL_DOC, type: RollbackResultDto }),
           errors(WRITE_ERRORS),
         ],
-        reply: (result: RollbackResultDto, reply) => reply.etag(result.agent),
+        reply: (result: RollbackResultDto, reply) => (result.change ? proposed(result.change, reply) : reply.etag(result.agent)),
       },
       tool: {
         title: 'Roll back an agent',
