@@ -346,7 +346,7 @@ export class AuditedOperationDto {
   @ApiProperty({ description: 'The operation, named as the MCP tools are', example: 'create_agent' }) operation: string;
   @ApiProperty({ description: 'The target namespace ("*" for a refusal without one)', example: 'agents' }) namespace: string;
   @ApiProperty({ description: 'The agent name ("" when the operation names none)', example: 'incident-helper' }) name: string;
-  @ApiProperty({ enum: ['pending', 'succeeded', 'failed', 'refused'], example: 'succeeded' }) outcome: string;
+  @ApiProperty({ enum: ['pending', 'succeeded', 'failed', 'refused', 'proposed'], description: 'proposed: a write an approval rule made a proposal (docs/approvals.md)', example: 'succeeded' }) outcome: string;
   @ApiProperty({ description: 'Who acted: the verified subject when authentication is on', example: 'token:ci-platform' }) actor: string;
   @ApiProperty({ nullable: true, type: String, description: 'The verified principal', example: 'token:ci-platform' }) subject: string | null;
   @ApiProperty({ nullable: true, type: String, enum: ['oidc', 'token', 'local', 'anonymous'], example: 'token' }) authMethod: string | null;
