@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AppError, type Caller } from '@app/common';
+import { AppError, OperationContexts, type Caller } from '@app/common';
 import { auditOf, RefusalJournal, type CallerAccess } from '@app/doors';
 import { AgentsService } from '../application/agents.service.js';
 import type { AgentOrigin } from '../domain/agent-spec.js';
@@ -90,7 +90,9 @@ export class ChangesService {
     const approvers = change.approvals.map((a) => a.subject).join(', ');
     const caller: Caller = { ...(change.caller as unknown as Caller), note: `change ${change.id} approved by ${approvers}`, change: change.id };
     try {
-      const answer = await this.run(caller, change);
+      // The cluster is called as the proposer (impersonation reads the operation context): the approver's rights do not widen the write.
+      const asProposer = { ...OperationContexts.current(), actor: caller.actor, door: caller.door, principal: caller.principal, client: caller.client };
+      const answer = await OperationContexts.run(asProposer, () => this.run(caller, change));
       const operationId = operationOf(answer);
       await this.changes.transition(change.id, 'applying', { state: 'applied', operationId, message: `applied as ${change.proposer}'s ${change.operation}, approved by ${approvers}`, result: answer });
     } catch (error) {
