@@ -25,6 +25,7 @@ beforeAll(async () => {
     ['prod-eu', 'biller'],
     ['prod-eu', 'moving'],
     ['prod-eu', 'lapsing'],
+    ['prod-eu', 'resumed'],
     ['prod-critical', 'core'],
     ['dev-a', 'toy'],
   ]) {
@@ -119,6 +120,18 @@ describe('a write an approval rule selects becomes a proposal', () => {
     expect(change.body.state).toBe('expired');
     const listed = await call(t.url, 'GET', '/api/v1/changes?state=expired&namespace=prod-eu', undefined, as(TOKENS.alice));
     expect(listed.body.items.map((c: { id: string }) => c.id)).toEqual([body.change.id]);
+  });
+
+  it('resumes a change left applying (its replica died) once a lease passed, through the stored write and its If-Match', async () => {
+    const { body } = await update('prod-eu', 'resumed', 'left behind');
+    await t.store.client.change.update({ where: { id: body.change.id }, data: { state: 'applying', updatedAt: await t.store.now(), approvals: [{ subject: 'token:alice', actor: 'token:alice', at: new Date().toISOString(), comment: null }] } });
+    await t.store.client.agent.update({ where: { id: 'prod-eu-resumed' }, data: { version: 2 } });
+    const soon = await call(t.url, 'GET', `/api/v1/changes/${body.change.id}`, undefined, as(TOKENS.alice));
+    expect(soon.body.state).toBe('applying');
+    t.clock.advance(10 * 60_000);
+    const [first, second] = await Promise.all([1, 2].map(() => call(t.url, 'GET', `/api/v1/changes/${body.change.id}`, undefined, as(TOKENS.alice))));
+    expect([first.body.state, second.body.state]).toEqual(['conflicted', 'conflicted']);
+    expect(first.body.message).toContain('propose the change again');
   });
 
   it('shows nothing of a change to a caller who may not read its namespace', async () => {

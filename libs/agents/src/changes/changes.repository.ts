@@ -65,13 +65,14 @@ export class ChangesRepository {
     return this.store.client;
   }
 
+  /** The store's clock: expiry and a stalled apply are measured by it (a test moves it), so every time a change holds is its too. */
   now(): Promise<Date> {
     return this.store.now();
   }
 
   async create(change: NewChange): Promise<ChangeRecord> {
     const row = await this.db.change.create({
-      data: { ...change, id: `ch-${randomBytes(6).toString('hex')}`, state: 'pending', request: json(change.request), caller: json(change.caller), preview: json(change.preview), approvals: json([]) },
+      data: { ...change, createdAt: await this.now(), updatedAt: await this.now(), id: `ch-${randomBytes(6).toString('hex')}`, state: 'pending', request: json(change.request), caller: json(change.caller), preview: json(change.preview), approvals: json([]) },
     });
     return toRecord(row);
   }
@@ -95,7 +96,7 @@ export class ChangesRepository {
   async approve(change: ChangeRecord, approvals: Approval[], applying: boolean): Promise<boolean> {
     const { count } = await this.db.change.updateMany({
       where: { id: change.id, version: change.version, state: 'pending' },
-      data: { approvals: json(approvals), version: { increment: 1 }, ...(applying && { state: 'applying' }) },
+      data: { approvals: json(approvals), version: { increment: 1 }, updatedAt: await this.now(), ...(applying && { state: 'applying' }) },
     });
     return count === 1;
   }
@@ -103,7 +104,13 @@ export class ChangesRepository {
   /** Moves the change from `from` to the state in `data`, in one conditional UPDATE: true for the one caller that moved it. */
   async transition(id: string, from: ChangeState, data: Partial<Pick<ChangeRecord, 'state' | 'decidedBy' | 'comment' | 'message' | 'operationId'>> & { result?: unknown }): Promise<boolean> {
     const { result, ...rest } = data;
-    const { count } = await this.db.change.updateMany({ where: { id, state: from }, data: { ...rest, ...(result !== undefined && { result: json(result) }), version: { increment: 1 } } });
+    const { count } = await this.db.change.updateMany({ where: { id, state: from }, data: { ...rest, ...(result !== undefined && { result: json(result) }), version: { increment: 1 }, updatedAt: await this.now() } });
+    return count === 1;
+  }
+
+  /** Takes an `applying` change over to resume it, on the version it was read at: true for the one reader that did. */
+  async claim(change: ChangeRecord): Promise<boolean> {
+    const { count } = await this.db.change.updateMany({ where: { id: change.id, state: 'applying', version: change.version }, data: { version: { increment: 1 }, updatedAt: await this.now() } });
     return count === 1;
   }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AppError, OperationContexts, type Caller } from '@app/common';
+import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
+import { UncertainWrite } from '../runner/uncertain-write.js';
 import { auditOf, RefusalJournal, type CallerAccess } from '@app/doors';
 import { AgentsService } from '../application/agents.service.js';
 import type { AgentOrigin } from '../domain/agent-spec.js';
@@ -23,7 +24,13 @@ export class ChangesService {
     private readonly gate: ChangeGate,
     private readonly agents: AgentsService,
     @Inject(RefusalJournal) private readonly refusals: RefusalJournal,
+    private readonly config: AppConfig,
   ) {}
+
+  /** How long an `applying` change goes untouched before a reader resumes it. */
+  private get staleMs(): number {
+    return this.config.LEASE_TTL_SECONDS * 1000;
+  }
 
   /** Newest first, only in namespaces where the caller may read changes. */
   async list(access: CallerAccess, query: ListChangesQueryDto): Promise<ChangeListDto> {
@@ -96,6 +103,12 @@ export class ChangesService {
       const operationId = operationOf(answer);
       await this.changes.transition(change.id, 'applying', { state: 'applied', operationId, message: `applied as ${change.proposer}'s ${change.operation}, approved by ${approvers}`, result: answer });
     } catch (error) {
+      if (error instanceof UncertainWrite) {
+        // helm may have applied it: the change stays applying, and a later read resumes it under the same key (answered from the journal).
+        this.logger.warn(`change ${change.id}: its write's outcome is not known yet (${error.message}); it is resumed when read after ${this.staleMs / 1000}s`);
+        await this.changes.transition(change.id, 'applying', { state: 'applying', message: `applying: its write's outcome is not known yet (${error.message}); read it again later` });
+        return (await this.changes.find(change.id))!;
+      }
       const failure = error instanceof AppError ? error : new AppError('internal', (error as Error).message);
       const moved = failure.code === 'precondition_failed' || failure.code === 'conflict';
       const message = moved
@@ -154,9 +167,18 @@ export class ChangesService {
     return change;
   }
 
-  /** A pending change past its expiry becomes `expired` (decided when read), journaled once. */
+  /**
+   * A change as it stands now: a pending one past its expiry becomes `expired`, journaled once; an
+   * `applying` one untouched for a lease's time (its replica died, or its write's outcome was not
+   * known) is resumed by one reader — the write under the change id as its key answers from the
+   * journal when it landed, or waits for a first run still going, so it never runs twice.
+   */
   private async expired(change: ChangeRecord): Promise<ChangeRecord> {
-    if (change.state !== 'pending' || change.expiresAt.getTime() > (await this.changes.now()).getTime()) return change;
+    const now = (await this.changes.now()).getTime();
+    if (change.state === 'applying' && now - change.updatedAt.getTime() > this.staleMs) {
+      return (await this.changes.claim(change)) ? this.apply(change) : ((await this.changes.find(change.id)) ?? change);
+    }
+    if (change.state !== 'pending' || change.expiresAt.getTime() > now) return change;
     const message = `expired at ${change.expiresAt.toISOString()} with ${change.approvals.length} of ${change.required} approvals`;
     if (await this.changes.transition(change.id, 'pending', { state: 'expired', message })) {
       const service: Caller = { actor: 'agent-manager', door: 'internal', requestId: 'internal' };
