@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bearer, connectAs, seedAgent } from '../auth/auth-support.js';
+import { AUDIENCE, bearer, connectAs, seedAgent } from '../auth/auth-support.js';
+import { TestIssuer } from '../auth/oidc-issuer.js';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
 import { approvalEnv, TOKENS } from './support.js';
 
@@ -14,13 +15,15 @@ import { approvalEnv, TOKENS } from './support.js';
  */
 let t: TestApp;
 let dir: string;
+let issuer: TestIssuer;
 const as = (token: string) => bearer(token);
 const update = (ns: string, name: string, description: string, token = TOKENS.llm) => call(t.url, 'PATCH', `/api/v1/agents/${ns}/${name}`, { description }, as(token));
 const approve = (id: string, token: string, comment?: string) => call(t.url, 'POST', `/api/v1/changes/${id}/approve`, comment ? { comment } : {}, as(token));
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'changes-e2e-'));
-  t = await startTestApp(approvalEnv(dir));
+  issuer = await TestIssuer.start();
+  t = await startTestApp({ ...approvalEnv(dir), OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: AUDIENCE });
   for (const [ns, name] of [
     ['prod-eu', 'biller'],
     ['prod-eu', 'moving'],
@@ -35,6 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
+  await issuer?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -53,6 +57,14 @@ describe('a write an approval rule selects becomes a proposal', () => {
     expect(change.body).toMatchObject({ state: 'pending', operation: 'update_agent', proposer: 'token:llm', plannedVersion: 1, required: 1, request: { description: 'reviewed first' } });
     const journal = await call(t.url, 'GET', '/api/v1/operations?namespace=prod-eu&name=biller', undefined, as(TOKENS.admin));
     expect(journal.body.items.map((op: { operation: string; outcome: string }) => [op.operation, op.outcome])).toEqual([['update_agent', 'proposed']]);
+  });
+
+  it('selects an OIDC caller by the groups its token carries, and names it the proposer', async () => {
+    const res = await call(t.url, 'PATCH', '/api/v1/agents/prod-eu/biller', { description: 'from oidc' }, bearer(await issuer.token(AUDIENCE)));
+    expect([res.status, res.body.status]).toEqual([202, 'pending_approval']);
+    const change = await call(t.url, 'GET', res.headers.get('location')!, undefined, as(TOKENS.alice));
+    expect(change.body.proposer).not.toMatch(/^token:/);
+    expect(change.body.state).toBe('pending');
   });
 
   it('runs as today where no rule selects the write (a dev namespace; a dry run)', async () => {

@@ -12,7 +12,7 @@ export const TOKENS = {
 };
 
 /**
- * The issue's rule: the llm-agents group's writes in prod-* need an approver (prod-critical: two);
+ * The issue's rule: the llm-agents group's writes (and the OIDC issuer's staff group's) in prod-* need an approver (prod-critical: two);
  * the LLM agent holds the approver role too, so its own approval is refused for being the proposer.
  */
 export const APPROVAL_POLICY = `
@@ -23,7 +23,7 @@ roles:
   admin: ["*"]
 bindings:
   - {role: admin, subjects: ["token:ci-platform"], namespaces: ["*"]}
-  - {role: editor, groups: [llm-agents], namespaces: ["prod-*", "dev-*"]}
+  - {role: editor, groups: [llm-agents, staff], namespaces: ["prod-*", "dev-*"]}
   - {role: approver, subjects: ["token:alice", "token:bob", "token:llm"], namespaces: ["prod-*"]}
   - {role: reader, subjects: ["token:dev"], namespaces: ["dev-*"]}
 approvals:
@@ -34,7 +34,7 @@ approvals:
     required: 2
   - operations: [update_agent, delete_agent, rollback_agent, create_agent]
     namespaces: ["prod-*"]
-    groups: [llm-agents]
+    groups: [llm-agents, staff]
     approvers: approver
     expiresAfter: 1h
 `;
