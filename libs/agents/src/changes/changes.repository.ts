@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { namespaceMatcher, namespacePatternToSqlLike } from '@app/auth';
 import { Prisma, Store } from '@app/store';
 import { auditColumns, type AuditEntry } from '@app/doors';
 import type { ChangeState } from './changes.dto.js';
@@ -82,10 +83,24 @@ export class ChangesRepository {
     return row ? toRecord(row) : null;
   }
 
-  /** Newest first, at most `limit`. */
-  async list(filter: ChangeFilter, limit: number): Promise<ChangeRecord[]> {
-    const rows = await this.db.change.findMany({ where: { ...filter }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
+  /** Newest first, at most `limit`; `patterns`: only in namespaces these policy patterns match (all when undefined). */
+  async list(filter: ChangeFilter, limit: number, patterns?: string[]): Promise<ChangeRecord[]> {
+    const namespaces = patterns && (await this.namespacesMatching(patterns));
+    const where = { ...filter, ...(namespaces && { AND: [{ namespace: { in: namespaces } }] }) };
+    const rows = await this.db.change.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
     return rows.map(toRecord);
+  }
+
+  /** The namespaces changes are in that policy patterns match, as the policy matches them; undefined for `*`. */
+  private async namespacesMatching(patterns: string[]): Promise<string[] | undefined> {
+    if (patterns.includes('*')) return undefined;
+    const wild = patterns.filter((p) => p.includes('*'));
+    const exact = patterns.filter((p) => !p.includes('*'));
+    if (wild.length === 0) return exact;
+    const like = Prisma.join(wild.map((p) => Prisma.sql`"namespace" LIKE ${namespacePatternToSqlLike(p)}`), ' OR ');
+    const found = await this.db.$queryRaw<{ namespace: string }[]>`SELECT DISTINCT "namespace" FROM "Change" WHERE ${like}`;
+    const matchers = wild.map(namespaceMatcher);
+    return [...new Set([...exact, ...found.map((r) => r.namespace).filter((ns) => matchers.some((matches) => matches(ns)))])];
   }
 
   /**
