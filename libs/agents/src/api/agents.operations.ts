@@ -51,7 +51,9 @@ import { ServiceInfoService } from '../application/service-info.service.js';
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const READ_CLUSTER: ToolHints = { ...READ_STORE, openWorldHint: true };
 
-const WRITE_NOTE = 'With dryRun: true it answers as the write would and changes nothing.';
+const WRITE_NOTE =
+  'With dryRun: true it answers as the write would and changes nothing. ' +
+  'Where the policy makes it a proposal, it answers status: pending_approval with its change (id, who may approve, the manifest diff) and changes nothing until another person approves (tell the user; follow it with get_change).';
 
 /** The agents module's MCP toolsets (docs/contract.md §7), after the transport's always-on `meta`. */
 export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
