@@ -60,6 +60,16 @@ describe('a write an approval rule selects becomes a proposal', () => {
     expect(journal.body.items.map((op: { operation: string; outcome: string }) => [op.operation, op.outcome])).toEqual([['update_agent', 'proposed']]);
   });
 
+  it('answers a retry with the same idempotency key with the same change; the key with other arguments is refused', async () => {
+    const send = (description: string) => call(t.url, 'PATCH', '/api/v1/agents/prod-eu/biller', { description }, { ...as(TOKENS.llm), 'idempotency-key': 'retry-me-1' });
+    const [first, retry] = await Promise.all([send('once'), send('once')]);
+    expect([first.status, retry.status]).toEqual([202, 202]);
+    expect(retry.body.change.id).toBe(first.body.change.id);
+    expect(retry.body.after).toEqual(first.body.after);
+    const other = await send('other');
+    expect([other.status, other.body.error.details]).toEqual([409, [{ path: 'requestId', message: `already used for change ${first.body.change.id}` }]]);
+  });
+
   it('selects an OIDC caller by the groups its token carries, and names it the proposer', async () => {
     const res = await call(t.url, 'PATCH', '/api/v1/agents/prod-eu/biller', { description: 'from oidc' }, bearer(await issuer.token(AUDIENCE)));
     expect([res.status, res.body.status]).toEqual([202, 'pending_approval']);

@@ -1,7 +1,8 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { createTwoFilesPatch } from 'diff';
 import { ANONYMOUS, Authorizer, type CompiledApprovalRule, type Principal } from '@app/auth';
-import type { Caller } from '@app/common';
+import { AppError, type Caller } from '@app/common';
 import { auditOf } from '@app/doors';
 import type { ProposedChangeDto } from '../api/responses.dto.js';
 import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
@@ -67,26 +68,30 @@ export class ChangeGate {
   async propose<A extends object>(caller: Caller, write: Proposal, dryRunFlag: boolean | undefined): Promise<A | undefined> {
     const rule = this.ruleFor(caller, write.operation, write.namespace, dryRunFlag);
     if (!rule) return undefined;
+    const principal = principalOf(caller);
+    const key = typeof write.input.requestId === 'string' ? write.input.requestId : undefined;
+    const request = { input: withoutKey(write.input), ...(write.origin && { origin: write.origin }) };
+    const earlier = key === undefined ? null : await this.changes.findByKey(principal.subject, key);
+    if (earlier) return this.replay<A>(earlier, write.operation, request);
     const planned = await write.dryRun();
     if ((planned.answer as { changed?: boolean }).changed === false) return planned.answer as A;
     const [current, proposed] = await Promise.all([write.render(planned.before), write.render(planned.after)]);
     const diff = current === proposed ? '' : createTwoFilesPatch('current', 'proposed', current, proposed, '', '', { context: 3 });
-    const principal = principalOf(caller);
-    const change = await this.changes.create({
+    const change = await this.changes.create(principal.subject, key, {
       operation: write.operation,
       namespace: write.namespace,
       name: write.name,
-      request: { input: withoutKey(write.input), ...(write.origin && { origin: write.origin }) },
+      request,
       caller: { ...caller },
-      proposer: principal.subject,
       plannedVersion: planned.plannedVersion,
-      preview: { values: { before: planned.before, after: planned.after }, warnings: planned.warnings },
+      preview: { values: { before: planned.before, after: planned.after }, warnings: planned.warnings, answer: planned.answer },
       diff,
       rule: rule.at,
       approvers: rule.approvers,
       required: rule.required,
       expiresAt: new Date((await this.changes.now()).getTime() + rule.expiresAfterMs),
     });
+    if (change.created === false) return this.replay<A>(change, write.operation, request);
     await this.changes.journal({
       ...auditOf(caller, write.operation),
       namespace: write.namespace,
@@ -96,6 +101,20 @@ export class ChangeGate {
       request: { change: change.id },
     });
     return { ...planned.answer, status: 'pending_approval', change: this.summary(change) } as A;
+  }
+
+  /**
+   * A retry of a proposed write with the same idempotency key gets the same change (as a retried
+   * write gets its first answer); the key sent with another request is refused, as for a write.
+   */
+  private replay<A>(earlier: ChangeRecord, operation: string, request: ChangeRecord['request']): A {
+    const same = earlier.operation === operation && isDeepStrictEqual(JSON.parse(JSON.stringify(request)), earlier.request);
+    if (!same) {
+      throw new AppError('conflict', `requestId was already used for change ${earlier.id} (${earlier.operation} ${earlier.namespace}/${earlier.name}) with other arguments: send a new requestId for another write`, [
+        { path: 'requestId', message: `already used for change ${earlier.id}` },
+      ]);
+    }
+    return { ...(earlier.preview.answer ?? {}), status: 'pending_approval', change: this.summary(earlier) } as A;
   }
 
   summary(change: ChangeRecord): ProposedChangeDto {

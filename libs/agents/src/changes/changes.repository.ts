@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { namespaceMatcher, namespacePatternToSqlLike } from '@app/auth';
 import { Prisma, Store } from '@app/store';
 import { auditColumns, type AuditEntry } from '@app/doors';
+import { isUniqueViolation } from '../persistence/lease.repository.js';
 import type { ChangeState } from './changes.dto.js';
 
 export interface Approval {
@@ -24,8 +25,10 @@ export interface ChangeRecord {
   /** The proposer as the write runner is given it (a Caller). */
   caller: Record<string, unknown>;
   proposer: string;
+  proposalKey: string | null;
   plannedVersion: number | null;
-  preview: { values: { before: unknown; after: unknown }; warnings: unknown[] };
+  /** The dry run's values, warnings and whole answer (what a retry with the same key is answered). */
+  preview: { values: { before: unknown; after: unknown }; warnings: unknown[]; answer?: object };
   diff: string;
   rule: string;
   approvers: string;
@@ -71,15 +74,35 @@ export class ChangesRepository {
     return this.store.now();
   }
 
-  async create(change: NewChange): Promise<ChangeRecord> {
-    const row = await this.db.change.create({
-      data: { ...change, createdAt: await this.now(), updatedAt: await this.now(), id: `ch-${randomBytes(6).toString('hex')}`, state: 'pending', request: json(change.request), caller: json(change.caller), preview: json(change.preview), approvals: json([]) },
-    });
-    return toRecord(row);
+  /**
+   * Stores a proposal; with an idempotency key another request already stored under it (a retry at
+   * the same moment) is answered instead, `created: false`.
+   */
+  async create(proposer: string, key: string | undefined, change: Omit<NewChange, 'proposer'>): Promise<ChangeRecord & { created: boolean }> {
+    const now = await this.now();
+    try {
+      const row = await this.db.change.create({
+        data: {
+          ...change, proposer, proposalKey: key ?? null, createdAt: now, updatedAt: now, id: `ch-${randomBytes(6).toString('hex')}`, state: 'pending',
+          request: json(change.request), caller: json(change.caller), preview: json(change.preview), approvals: json([]),
+        },
+      });
+      return { ...toRecord(row), created: true };
+    } catch (error) {
+      const earlier = key !== undefined && isUniqueViolation(error) ? await this.findByKey(proposer, key) : null;
+      if (!earlier) throw error;
+      return { ...earlier, created: false };
+    }
   }
 
   async find(id: string): Promise<ChangeRecord | null> {
     const row = await this.db.change.findUnique({ where: { id } });
+    return row ? toRecord(row) : null;
+  }
+
+  /** The change `proposer` made with the idempotency key `key`. */
+  async findByKey(proposer: string, key: string): Promise<ChangeRecord | null> {
+    const row = await this.db.change.findUnique({ where: { proposer_proposalKey: { proposer, proposalKey: key } } });
     return row ? toRecord(row) : null;
   }
 

@@ -8,6 +8,7 @@ CREATE TABLE "Change" (
     "request" JSONB NOT NULL,
     "caller" JSONB NOT NULL,
     "proposer" TEXT NOT NULL,
+    "proposalKey" TEXT,
     "plannedVersion" INTEGER,
     "preview" JSONB NOT NULL,
     "diff" TEXT NOT NULL,
@@ -31,4 +32,7 @@ CREATE INDEX "Change_state_createdAt_idx" ON "Change"("state", "createdAt");
 
 -- CreateIndex
 CREATE INDEX "Change_namespace_createdAt_idx" ON "Change"("namespace", "createdAt");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Change_proposer_proposalKey_key" ON "Change"("proposer", "proposalKey");
 
