@@ -1,4 +1,4 @@
-// npm test: also on PostgreSQL — two approvers at the same moment: the conditional UPDATE lets one apply
+// npm test: also on PostgreSQL — two replicas approving the same change at the same moment: the conditional UPDATE lets one apply
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,8 @@ const AGENT_WRITER: V1PolicyRule[] = [
 
 describe('an approved change applies once, as the proposer', () => {
   let t: TestApp;
+  /** A second replica on the same store. */
+  let t2: TestApp;
   let cluster: TestCluster;
   let helm: HelmClient;
   let dir: string;
@@ -46,12 +48,15 @@ describe('an approved change applies once, as the proposer', () => {
     ];
     await rbac.createNamespacedRoleBinding({ namespace: ns, body: { metadata: { name: 'agent-writers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'agent-writer' }, subjects } });
     dir = mkdtempSync(join(tmpdir(), 'changes-cluster-'));
-    t = await startTestApp({ ...approvalEnv(dir), KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' });
+    const env = { ...approvalEnv(dir), KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' };
+    t = await startTestApp({ ...env, REPLICA_ID: 'replica-a' });
+    t2 = await startTestApp({ ...env, REPLICA_ID: 'replica-b', DATABASE_URL: t.databaseUrl });
     const created = await call(t.url, 'POST', '/api/v1/agents', { ...agent, namespace: ns }, bearer(TOKENS.admin));
     expect(created.status).toBe(201);
   });
 
   afterAll(async () => {
+    await t2?.close();
     await t?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -81,10 +86,12 @@ describe('an approved change applies once, as the proposer', () => {
     expect(approved.body.operationId).toBe(journal.body.items[0].id);
   });
 
-  it('applies once when two approvers approve at the same moment', async () => {
+  it('applies once when two approvers approve at the same moment on two replicas', async () => {
     const proposed = await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${agent.name}`, { description: 'raced' }, bearer(TOKENS.llm));
     const before = await revision();
-    const answers = await Promise.all([TOKENS.alice, TOKENS.bob].map((token) => call(t.url, 'POST', `/api/v1/changes/${proposed.body.change.id}/approve`, {}, bearer(token))));
+    const answers = await Promise.all(
+      [[t, TOKENS.alice], [t2, TOKENS.bob]].map(([replica, token]) => call((replica as TestApp).url, 'POST', `/api/v1/changes/${proposed.body.change.id}/approve`, {}, bearer(token as string))),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
     expect(answers.find((a) => a.status === 200)!.body.state).toBe('applied');
     expect(await revision()).toBe(before! + 1);
