@@ -184,6 +184,15 @@ describe('the MCP door', () => {
       expect((read.structuredContent as { state: string }).state).toBe('pending');
       const own = await client.callTool({ name: 'approve_change', arguments: { id: answer.change.id } });
       expect(own.isError).toBe(true);
+      const reviewer = (await connectAs(t.url, TOKENS.alice, '?only=changes')).client;
+      try {
+        const listed = await reviewer.callTool({ name: 'list_changes', arguments: { state: 'pending', proposer: 'token:llm', namespace: 'prod-eu' } });
+        expect((listed.structuredContent as { items: { id: string }[] }).items.map((c) => c.id)).toContain(answer.change.id);
+        const rejected = await reviewer.callTool({ name: 'reject_change', arguments: { id: answer.change.id, comment: 'not over mcp' } });
+        expect(rejected.structuredContent).toMatchObject({ state: 'rejected', decidedBy: 'token:alice', comment: 'not over mcp' });
+      } finally {
+        await reviewer.close();
+      }
     } finally {
       await client.close();
     }
