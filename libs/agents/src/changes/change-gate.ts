@@ -33,7 +33,7 @@ export interface Proposal {
 export const changeLocation = (id: string) => `/api/v1/changes/${id}`;
 
 /**
- * Where a write that an approval rule selects becomes a proposal instead of running (docs/approvals.md):
+ * Where a write that an approval rule selects becomes a proposal instead of running (docs/contract.md §11, docs/approvals.md):
  * the services call `propose` before the write runner, so both doors answer alike. A write carrying
  * out an approved change (`caller.change`) and a dry run pass as today.
  */

@@ -10,7 +10,7 @@ import type { ChangeDecisionDto, ChangeDto, ChangeListDto, ChangeRefDto, ListCha
 import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
 
 /**
- * Reviewing and applying proposals (docs/approvals.md): who may read, approve, reject or withdraw
+ * Reviewing and applying proposals (docs/contract.md §11, docs/approvals.md): who may read, approve, reject or withdraw
  * a change, its expiry, and the apply: the last required approval runs the proposer's write
  * through AgentsService (the one write runner) as the proposer, with If-Match on the version it
  * was planned on and the change id as its idempotency key.
