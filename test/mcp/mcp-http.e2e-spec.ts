@@ -112,6 +112,7 @@ describe('MCP over Streamable HTTP', () => {
         expect.objectContaining({ name: 'blueprint-admin', default: false, always: false, active: false }),
         expect.objectContaining({ name: 'admin', default: false, always: false, active: false }),
         expect.objectContaining({ name: 'fleet', default: false, always: false, active: false }),
+        expect.objectContaining({ name: 'changes', default: false, always: false, active: false }),
       ]);
     });
 

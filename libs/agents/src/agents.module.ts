@@ -38,6 +38,11 @@ import { MODEL_CONFIG_OPERATIONS } from './model-configs/model-configs.operation
 import { ModelConfigCheck } from './model-configs/model-config-check.js';
 import { ModelConfigsService } from './model-configs/model-configs.service.js';
 import { ModelConfigsTools } from './model-configs/model-configs.tools.js';
+import { CHANGE_OPERATIONS } from './changes/changes.operations.js';
+import { ChangeGate } from './changes/change-gate.js';
+import { ChangesRepository } from './changes/changes.repository.js';
+import { ChangesService } from './changes/changes.service.js';
+import { ChangesTools } from './changes/changes.tools.js';
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
@@ -70,8 +75,8 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS), ...restControllers(ROLLOUT_OPERATIONS), ...restControllers(PRESET_OPERATIONS), ...restControllers(MODEL_CONFIG_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, FleetRollouts, RolloutsRepository, RolloutsTools, JournalMetrics, PresetSource, PresetTools, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ModelConfigsTools],
+  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS), ...restControllers(ROLLOUT_OPERATIONS), ...restControllers(PRESET_OPERATIONS), ...restControllers(MODEL_CONFIG_OPERATIONS), ...restControllers(CHANGE_OPERATIONS)],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, FleetRollouts, RolloutsRepository, RolloutsTools, JournalMetrics, PresetSource, PresetTools, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ModelConfigsTools, ChangeGate, ChangesRepository, ChangesService, ChangesTools],
   exports: [FleetRollouts, PresetSource, AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -151,3 +151,41 @@ function catchError(fn: () => unknown): AppError {
   }
   throw new Error('no error');
 }
+
+describe('approval rules', () => {
+  const policy = parsePolicy(
+    `
+roles:
+  editor: [update_agent, delete_agent]
+  approver: [approve_change, get_change]
+  admin: ["*"]
+bindings:
+  - {role: editor, groups: [llm-agents], namespaces: ["*"]}
+  - {role: approver, subjects: [alice], namespaces: ["prod-*"]}
+  - {role: admin, subjects: [root], namespaces: ["*"]}
+approvals:
+  - {operations: [delete_agent], namespaces: ["prod-core"], subjects: ["*"], approvers: approver, required: 2}
+  - {operations: [update_agent, delete_agent], namespaces: ["prod-*"], groups: [llm-agents], approvers: approver}
+`,
+    OPERATIONS,
+  );
+  const authorizer = Authorizer.fromPolicy(policy);
+  const llm: Principal = { subject: 'llm', method: 'token', groups: ['llm-agents'] };
+  const human: Principal = { subject: 'bob', method: 'token', groups: [] };
+
+  it('selects a write by operation, namespace and caller; the first rule that selects it decides', () => {
+    expect(authorizer.approvalFor(llm, 'update_agent', 'prod-eu')?.at).toBe('approvals[1]');
+    expect(authorizer.approvalFor(llm, 'delete_agent', 'prod-core')?.required).toBe(2);
+    expect(authorizer.approvalFor(human, 'delete_agent', 'prod-core')?.at).toBe('approvals[0]');
+    expect(authorizer.approvalFor(human, 'update_agent', 'prod-eu')).toBeUndefined();
+    expect(authorizer.approvalFor(llm, 'update_agent', 'dev')).toBeUndefined();
+    expect(Authorizer.allowAll(OPERATIONS).approvalFor(llm, 'update_agent', 'prod-eu')).toBeUndefined();
+  });
+
+  it('lets only holders of the approver role approve, where it is bound (an admin granted everything is not one)', () => {
+    const alice: Principal = { subject: 'alice', method: 'token', groups: [] };
+    const root: Principal = { subject: 'root', method: 'token', groups: [] };
+    expect([authorizer.holdsRole(alice, 'approver', 'prod-eu'), authorizer.holdsRole(alice, 'approver', 'dev'), authorizer.holdsRole(root, 'approver', 'prod-eu')]).toEqual([true, false, false]);
+    expect(authorizer.holdersOf('approver', 'prod-eu')).toEqual([{ pattern: 'prod-*', subjects: ['alice'], groups: [] }]);
+  });
+});

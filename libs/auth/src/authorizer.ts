@@ -1,6 +1,6 @@
 import { AppError } from '@app/common';
 import { namespaceMatcher } from './namespace-pattern.js';
-import { BLUEPRINT_GRANT, type CompiledBinding, type CompiledPolicy } from './policy.js';
+import { BLUEPRINT_GRANT, type CompiledApprovalRule, type CompiledBinding, type CompiledPolicy } from './policy.js';
 import { describePrincipal, type Principal } from './principal.js';
 
 /** A binding's grant of an operation under one namespace pattern, and to whom. */
@@ -96,6 +96,28 @@ export class Authorizer {
         binding.namespaces
           .filter((pattern) => namespaceMatcher(pattern)(namespace))
           .map((pattern) => ({ pattern, subjects: [...binding.subjects], groups: [...binding.groups] })),
+      );
+  }
+
+  /** The first approval rule that makes `principal`'s `operation` in `namespace` a proposal (docs/approvals.md); undefined: it runs as today. */
+  approvalFor(principal: Principal, operation: string, namespace: string): CompiledApprovalRule | undefined {
+    return (this.policy.approvals ?? []).find(
+      (rule) => rule.operations.has(operation) && rule.matches(namespace) && (rule.subjects.has('*') || rule.subjects.has(principal.subject) || principal.groups.some((g) => rule.groups.has(g))),
+    );
+  }
+
+  /** Whether `principal` holds `role` (by a binding of exactly that role) in `namespace`: who may approve under a rule. */
+  holdsRole(principal: Principal, role: string, namespace: string): boolean {
+    if (this.everyoneAdmin) return true;
+    return this.policy.bindings.some((binding) => binding.role === role && binding.matches(namespace) && this.binds(binding, principal));
+  }
+
+  /** Who holds `role` in `namespace`, as the bindings name them (a proposal says who may approve it). */
+  holdersOf(role: string, namespace: string): Grant[] {
+    return this.policy.bindings
+      .filter((binding) => binding.role === role)
+      .flatMap((binding) =>
+        binding.namespaces.filter((pattern) => namespaceMatcher(pattern)(namespace)).map((pattern) => ({ pattern, subjects: [...binding.subjects], groups: [...binding.groups] })),
       );
   }
 

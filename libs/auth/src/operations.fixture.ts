@@ -16,4 +16,7 @@ export const OPERATIONS = [
   'delete_agent',
   'rollback_agent',
   'list_operations',
+  'approve_change',
+  'reject_change',
+  'get_change',
 ] as const;

@@ -71,6 +71,31 @@ describe(compilePolicy.name, () => {
     expect(problemsOf(document).join('\n')).toContain(problem);
   });
 
+  describe('approvals', () => {
+    const roles = { viewer, approver: ['approve_change', 'get_change'], editor: ['update_agent'] };
+    const rule = { operations: ['update_agent', 'delete_agent'], namespaces: ['prod-*'], groups: ['llm-agents'], approvers: 'approver' };
+    const withRule = (changes: Record<string, unknown>) => ({ roles, bindings: [binding], approvals: [{ ...rule }, { ...rule, ...changes }] });
+
+    it('reads a rule: defaults required 1 and 24h, selects callers and namespaces', () => {
+      const [compiled] = compilePolicy({ roles, bindings: [binding], approvals: [{ ...rule, expiresAfter: '30m' }, rule] }, OPERATIONS).approvals!;
+      expect([compiled.at, compiled.approvers, compiled.required, compiled.expiresAfterMs, compiled.matches('prod-eu'), compiled.matches('dev')]).toEqual(['approvals[0]', 'approver', 1, 1_800_000, true, false]);
+      expect(compilePolicy({ roles, bindings: [binding], approvals: [rule] }, OPERATIONS).approvals![0].expiresAfterMs).toBe(86_400_000);
+    });
+
+    it.each<[string, Record<string, unknown>, string]>([
+      ['an unknown operation', { operations: ['update_agentz'] }, 'approvals[1].operations[0]: "update_agentz" is not an operation that can need approval'],
+      ['an operation that cannot need approval', { operations: ['list_agents'] }, 'approvals[1].operations[0]: "list_agents" is not an operation that can need approval'],
+      ['an unknown approver role', { approvers: 'approvr' }, 'approvals[1].approvers: unknown role "approvr"'],
+      ['an approver role without approve_change', { approvers: 'editor' }, 'approvals[1].approvers: role "editor" does not grant approve_change'],
+      ['required below 1', { required: 0 }, 'approvals[1].required: must be a whole number of distinct approvers, at least 1'],
+      ['a bad duration', { expiresAfter: '1 day' }, 'approvals[1].expiresAfter: "1 day" is not a duration'],
+      ['no callers', { groups: undefined }, 'approvals[1]: names no subject and no group'],
+      ['a misspelt key', { approver: 'approver' }, 'approvals[1]: unknown key "approver"'],
+    ])('refuses %s, naming the rule', (_case, changes, problem) => {
+      expect(problemsOf(withRule(changes)).join('\n')).toContain(problem);
+    });
+  });
+
   it('reports every problem at once, and the error is a ConfigError naming the file', () => {
     const text = 'roles:\n  viewer: [nope]\nbindings:\n  - role: ghost\n    namespaces: ["*"]\n';
     let error: unknown;

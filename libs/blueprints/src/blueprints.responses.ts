@@ -90,10 +90,11 @@ export class UpgradedAgentDto {
   @ApiProperty({ example: 'agents' }) namespace: string;
   @ApiProperty({ example: 'payments-helper' }) name: string;
   @ApiProperty({ type: 'integer', description: 'The version the agent held', example: 1 }) fromVersion: number;
-  @ApiProperty({ enum: ['updated', 'unchanged', 'failed', 'would-update'], example: 'updated' }) outcome: string;
+  @ApiProperty({ enum: ['updated', 'unchanged', 'failed', 'would-update', 'pending-approval'], description: 'pending-approval: an approval rule made the update a proposal (change names it; docs/approvals.md)', example: 'updated' }) outcome: string;
   @ApiPropertyOptional({ type: ChartValuesDto, description: 'The values before (dry run and updated)' }) before?: ChartValuesDto;
   @ApiPropertyOptional({ type: ChartValuesDto, description: 'The values after (dry run and updated)' }) after?: ChartValuesDto;
   @ApiPropertyOptional({ description: 'Why it failed', example: 'agent agents/payments-helper is at version 4, not 3: …' }) error?: string;
+  @ApiPropertyOptional({ description: 'The proposal awaiting approval (pending-approval): GET /api/v1/changes/{id}', example: 'ch-3b1f0c9a12ab' }) change?: string;
 }
 
 export class UpgradeResultDto {

@@ -184,6 +184,7 @@ export class BlueprintsService {
       const result = await this.agents.update(access.caller, ref, { ...patch, expectedVersion: agent.version, dryRun }, origin);
       // Values that stay the same only move the agent to the version (the update journals that, without helm).
       if (!result.changed) return { ...base, outcome: 'unchanged' };
+      if (result.change) return { ...base, outcome: 'pending-approval', before: result.before, after: result.after, change: result.change.id };
       return { ...base, outcome: dryRun ? 'would-update' : 'updated', before: result.before, after: result.after };
     } catch (error) {
       return { ...base, outcome: 'failed', error: (error as Error).message };

@@ -18,6 +18,11 @@ export interface Caller {
   client?: string;
   /** X-Actor as sent beside a verified subject: a free-text note, never who acted. */
   note?: string;
+  /**
+   * The approved change this write carries out (docs/approvals.md): the proposer's write, rebuilt
+   * when the last approval came; it is not made a proposal again.
+   */
+  change?: string;
 }
 
 export const Caller = {

@@ -1,7 +1,7 @@
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@app/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
 import { readValidateCommand } from './validate-command.js';
-import { withWriteHeaders } from '@app/doors';
+import { withWriteHeaders, type RestReply } from '@app/doors';
 import {
   AgentRefDto,
   CreateAgentDto,
@@ -53,7 +53,9 @@ import { ServiceInfoService } from '../application/service-info.service.js';
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const READ_CLUSTER: ToolHints = { ...READ_STORE, openWorldHint: true };
 
-const WRITE_NOTE = 'With dryRun: true it answers as the write would and changes nothing.';
+const WRITE_NOTE =
+  'With dryRun: true it answers as the write would and changes nothing. ' +
+  'Where the policy makes it a proposal, it answers status: pending_approval with its change (id, who may approve, the manifest diff) and changes nothing until another person approves (tell the user; follow it with get_change).';
 
 /** The agents module's MCP toolsets (docs/contract.md §7), after the transport's always-on `meta`. */
 export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
@@ -89,6 +91,14 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
     always: false,
   },
 ];
+
+const PROPOSAL_DOC = 'An approval rule of the policy made this write a proposal (docs/approvals.md): nothing was applied; status is pending_approval, change names it and Location is where to follow it (GET /api/v1/changes/{id})';
+
+/** A write an approval rule made a proposal: 202 Accepted, Location: the change (docs/approvals.md). */
+function proposed(change: { location: string }, reply: RestReply): void {
+  reply.status(202);
+  reply.location(change.location);
+}
 
 /** The agent named in the path (REST) or by namespace and name (MCP), read before the policy is asked: a refusal and its journal entry always name a valid agent. */
 const agentRef = { path: AgentRefDto };
@@ -318,9 +328,11 @@ export const AGENT_OPERATIONS: OperationSet = {
           errors(writeHeaders),
           ApiResponse({ status: 201, description: 'Created: the agent exists now (ETag: its version)', type: CreatedAgentDto }),
           ApiResponse({ status: 200, description: 'Dry run: what would be written; nothing was', type: CreateDryRunDto }),
+          ApiResponse({ status: 202, description: PROPOSAL_DOC, type: CreateResultDto }),
           errors(CREATE_ERRORS),
         ],
         reply: (result: CreateResultDto, reply) => {
+          if (result.change) return proposed(result.change, reply);
           reply.status(result.dryRun ? 200 : 201);
           reply.etag(result.agent);
         },
@@ -361,9 +373,10 @@ export const AGENT_OPERATIONS: OperationSet = {
           ApiBody({ type: UpdateAgentDto, examples: dryRunBody('Dry run: add server:github to the toolset (writes nothing)', REQUEST_EXAMPLES.update) }),
           errors([...writeHeaders, ifMatch]),
           ApiResponse({ status: 200, description: 'The values before and after (ETag: the new version)', type: UpdateResultDto }),
+          ApiResponse({ status: 202, description: PROPOSAL_DOC, type: UpdateResultDto }),
           errors(WRITE_ERRORS),
         ],
-        reply: (result: UpdateResultDto, reply) => reply.etag(result.agent),
+        reply: (result: UpdateResultDto, reply) => (result.change ? proposed(result.change, reply) : reply.etag(result.agent)),
       },
       tool: {
         title: 'Update an agent',
@@ -388,6 +401,7 @@ export const AGENT_OPERATIONS: OperationSet = {
         path: 'agents/:namespace/:name',
         args: deleteArgs,
         strict: true,
+        reply: (result: DeleteResultDto, reply) => result.change && proposed(result.change, reply),
         openapi: [
           ApiOperation({
             operationId: 'deleteAgent',
@@ -404,6 +418,7 @@ export const AGENT_OPERATIONS: OperationSet = {
           }),
           errors([...writeHeaders, ifMatch]),
           ApiResponse({ status: 200, description: 'What was removed (or would be)', type: DeleteResultDto }),
+          ApiResponse({ status: 202, description: PROPOSAL_DOC, type: DeleteResultDto }),
           errors(WRITE_ERRORS),
         ],
       },
@@ -444,9 +459,10 @@ export const AGENT_OPERATIONS: OperationSet = {
           ApiBody({ type: RollbackAgentDto, examples: dryRunBody('Dry run: back to revision 1 (writes nothing)', REQUEST_EXAMPLES.rollback) }),
           errors([...writeHeaders, ifMatch]),
           ApiResponse({ status: 200, description: 'The values before and after (ETag: the new version)', type: RollbackResultDto }),
+          ApiResponse({ status: 202, description: PROPOSAL_DOC, type: RollbackResultDto }),
           errors(WRITE_ERRORS),
         ],
-        reply: (result: RollbackResultDto, reply) => reply.etag(result.agent),
+        reply: (result: RollbackResultDto, reply) => (result.change ? proposed(result.change, reply) : reply.etag(result.agent)),
       },
       tool: {
         title: 'Roll back an agent',

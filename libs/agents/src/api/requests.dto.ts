@@ -337,7 +337,7 @@ export const REQUEST_EXAMPLES = {
   adopt: { namespace: 'agents', name: WRITE_EXAMPLE_AGENT, dryRun: true },
 } as const;
 
-const OUTCOME_VALUES = ['pending', 'succeeded', 'failed', 'refused'] as const;
+const OUTCOME_VALUES = ['pending', 'succeeded', 'failed', 'refused', 'proposed'] as const;
 const OPERATION_NAME = /^[a-z][a-z_]{0,63}$/;
 
 /** One journal entry by its id (GET /api/v1/operations/{id}, get_operation). */

@@ -143,10 +143,31 @@ export class CreateDryRunDto extends CreateAnswerDto {
   @ApiProperty({ type: 'object', additionalProperties: false, nullable: true, enum: [null], description: 'Always null: a dry run creates no agent', example: null }) agent: null;
 }
 
+export class ApproverGrantDto {
+  @ApiProperty({ description: "The policy's namespace pattern the approver role is bound in", example: 'prod-*' }) pattern: string;
+  @ApiProperty({ type: [String], example: ['token:alice'] }) subjects: string[];
+  @ApiProperty({ type: [String], example: ['platform-leads'] }) groups: string[];
+}
+
+/** What a write that became a proposal carries beside its dry run's answer. */
+export class ProposedChangeDto {
+  @ApiProperty({ example: 'ch-3b1f0c9a12ab' }) id: string;
+  @ApiProperty({ description: 'Where to follow it', example: '/api/v1/changes/ch-3b1f0c9a12ab' }) location: string;
+  @ApiProperty({ type: [ApproverGrantDto], description: 'Who may approve it' }) approvers: ApproverGrantDto[];
+  @ApiProperty({ type: 'integer', example: 1 }) required: number;
+  @ApiProperty({ description: 'A unified diff of the rendered manifests' }) diff: string;
+  @ApiProperty({ format: 'date-time' }) expiresAt: string;
+}
+
+const PENDING_DOC = 'pending_approval: an approval rule made this write a proposal; nothing was applied (the rest of the answer is its dry run). Absent: the write ran as asked.';
+const CHANGE_DOC = 'The proposal, when status is pending_approval: approve it with approve_change (POST /api/v1/changes/{id}/approve)';
+
 /** Either create answer (the MCP tool's output): agent is null exactly when dryRun is true. */
 export class CreateResultDto extends CreateAnswerDto {
   @ApiProperty({ description: 'True when nothing was written' }) dryRun: boolean;
   @ApiProperty({ type: AgentDto, nullable: true, description: 'The created agent; null on a dry run' }) agent: AgentDto | null;
+  @ApiPropertyOptional({ enum: ['pending_approval'], description: PENDING_DOC }) status?: 'pending_approval';
+  @ApiPropertyOptional({ type: ProposedChangeDto, description: CHANGE_DOC }) change?: ProposedChangeDto;
 }
 
 export class UpdateResultDto {
@@ -157,12 +178,16 @@ export class UpdateResultDto {
   @ApiProperty({ type: AgentDto }) agent: AgentDto;
   @ApiProperty({ description: MANIFESTS_DOC, example: MANIFESTS_EXAMPLE }) manifests: string;
   @ApiProperty({ type: [ProblemDto], example: [] }) warnings: ProblemDto[];
+  @ApiPropertyOptional({ enum: ['pending_approval'], description: PENDING_DOC }) status?: 'pending_approval';
+  @ApiPropertyOptional({ type: ProposedChangeDto, description: CHANGE_DOC }) change?: ProposedChangeDto;
 }
 
 export class DeleteResultDto {
   @ApiProperty() dryRun: boolean;
   @ApiProperty({ type: AgentDto, description: 'The agent removed (kept in the store as deleted, with its history)' }) deleted: AgentDto;
   @ApiProperty({ description: 'Whether a helm release was uninstalled (false when it was already gone or on a dry run)' }) releaseRemoved: boolean;
+  @ApiPropertyOptional({ enum: ['pending_approval'], description: PENDING_DOC }) status?: 'pending_approval';
+  @ApiPropertyOptional({ type: ProposedChangeDto, description: CHANGE_DOC }) change?: ProposedChangeDto;
 }
 
 export class RollbackResultDto {
@@ -171,6 +196,8 @@ export class RollbackResultDto {
   @ApiProperty({ type: ChartValuesDto }) before: ChartValuesDto;
   @ApiProperty({ type: ChartValuesDto }) after: ChartValuesDto;
   @ApiProperty({ type: AgentDto }) agent: AgentDto;
+  @ApiPropertyOptional({ enum: ['pending_approval'], description: PENDING_DOC }) status?: 'pending_approval';
+  @ApiPropertyOptional({ type: ProposedChangeDto, description: CHANGE_DOC }) change?: ProposedChangeDto;
 }
 
 export class ValidateResultDto {
@@ -319,7 +346,7 @@ export class AuditedOperationDto {
   @ApiProperty({ description: 'The operation, named as the MCP tools are', example: 'create_agent' }) operation: string;
   @ApiProperty({ description: 'The target namespace ("*" for a refusal without one)', example: 'agents' }) namespace: string;
   @ApiProperty({ description: 'The agent name ("" when the operation names none)', example: 'incident-helper' }) name: string;
-  @ApiProperty({ enum: ['pending', 'succeeded', 'failed', 'refused'], example: 'succeeded' }) outcome: string;
+  @ApiProperty({ enum: ['pending', 'succeeded', 'failed', 'refused', 'proposed'], description: 'proposed: a write an approval rule made a proposal (docs/approvals.md)', example: 'succeeded' }) outcome: string;
   @ApiProperty({ description: 'Who acted: the verified subject when authentication is on', example: 'token:ci-platform' }) actor: string;
   @ApiProperty({ nullable: true, type: String, description: 'The verified principal', example: 'token:ci-platform' }) subject: string | null;
   @ApiProperty({ nullable: true, type: String, enum: ['oidc', 'token', 'local', 'anonymous'], example: 'token' }) authMethod: string | null;

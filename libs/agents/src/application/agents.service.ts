@@ -21,7 +21,8 @@ import type {
   UpdateResultDto,
   ValidateResultDto,
 } from '../api/responses.dto.js';
-import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
+import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec, type ChartValues } from '../domain/agent-spec.js';
+import { ChangeGate } from '../changes/change-gate.js';
 import { chartIdentity } from '../domain/chart-identity.js';
 import { chartMajor } from '../domain/chart-migrations.js';
 import { agentView, problems, revisionView } from '../api/views.js';
@@ -63,6 +64,8 @@ export class AgentsService {
     @Optional() private readonly charts?: ChartSources,
     /** Checks a write's modelConfig against the namespace's ModelConfigs (absent in suites without a cluster module: not checked). */
     @Optional() private readonly modelConfigs?: ModelConfigCheck,
+    /** Makes a write an approval rule selects a proposal (docs/approvals.md); absent: every write runs. */
+    @Optional() private readonly changes?: ChangeGate,
   ) {}
 
   /** `scope.namespaceLike`: the namespaces the caller may list (SQL LIKE operands), applied in SQL so no page or cursor shows others. */
@@ -127,13 +130,47 @@ export class AgentsService {
   /** `origin`: the blueprint whose tool asks (its name and active version), recorded with the agent. */
   async create(caller: Caller, input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
     const warnings = this.checkPresets(input.toolset);
+    const ref = { namespace: input.namespace, name: input.name };
+    const proposed = await this.changes?.propose<CreateResultDto>(
+      caller,
+      {
+        operation: 'create_agent', ...ref, input: { ...input }, origin: origin && { ...origin },
+        dryRun: async () => {
+          const answer = withWarnings(await this.runner.run(caller, (tools) => createAgent(this.checking(tools), { ...input, dryRun: true }, origin)), warnings);
+          return { answer, plannedVersion: null, before: null, after: answer.values, warnings: answer.warnings };
+        },
+        render: (values) => this.render(ref, values),
+      },
+      input.dryRun,
+    );
+    if (proposed) return proposed;
     return withWarnings(await this.runner.run(caller, (tools) => createAgent(this.checking(tools), input, origin)), warnings);
   }
 
   /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
   async update(caller: Caller, ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
     const warnings = this.checkPresets(input.toolset);
-    return withWarnings(await this.runner.run(caller, (tools) => updateAgent(this.checking(tools), ref, input, origin), { chart: await this.chartOf(ref) }), warnings);
+    const chart = await this.chartOf(ref);
+    const proposed = await this.changes?.propose<UpdateResultDto>(
+      caller,
+      {
+        operation: 'update_agent', ...ref, input: { ...input }, origin: origin && { ...origin },
+        dryRun: async () => {
+          const answer = withWarnings(await this.runner.run(caller, (tools) => updateAgent(this.checking(tools), ref, { ...input, dryRun: true }, origin), { chart }), warnings);
+          return { answer, plannedVersion: answer.agent.version, before: answer.before, after: answer.after, warnings: answer.warnings };
+        },
+        render: (values) => this.render(ref, values, chart),
+      },
+      input.dryRun,
+    );
+    if (proposed) return proposed;
+    return withWarnings(await this.runner.run(caller, (tools) => updateAgent(this.checking(tools), ref, input, origin), { chart }), warnings);
+  }
+
+  /** The manifests `values` render to with the chart a write would use ('' for none): a proposal's diff. */
+  private async render({ namespace, name }: AgentRefDto, values: object | null, chart?: ChartSource): Promise<string> {
+    if (!values) return '';
+    return this.helm.template({ namespace, name }, chart ?? (await this.runner.chart()), values as unknown as ChartValues);
   }
 
   /**
@@ -165,12 +202,37 @@ export class AgentsService {
     return this.modelConfigs ? { ...tools, modelConfigs: this.modelConfigs } : tools;
   }
 
-  delete(caller: Caller, ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
-    return this.runner.run(caller, (tools) => deleteAgent(tools, ref, input));
+  async delete(caller: Caller, ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
+    const proposed = await this.changes?.propose<DeleteResultDto>(
+      caller,
+      {
+        operation: 'delete_agent', ...ref, input: { ...input },
+        dryRun: async () => {
+          const answer = await this.runner.run(caller, (tools) => deleteAgent(tools, ref, { ...input, dryRun: true }));
+          return { answer, plannedVersion: answer.deleted.version, before: answer.deleted.values, after: null, warnings: [] };
+        },
+        render: (values) => this.render(ref, values),
+      },
+      input.dryRun,
+    );
+    return proposed ?? this.runner.run(caller, (tools) => deleteAgent(tools, ref, input));
   }
 
   async rollback(caller: Caller, ref: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
-    return this.runner.run(caller, (tools) => rollbackAgent(tools, ref, input), { chart: await this.chartOf(ref) });
+    const chart = await this.chartOf(ref);
+    const proposed = await this.changes?.propose<RollbackResultDto>(
+      caller,
+      {
+        operation: 'rollback_agent', ...ref, input: { ...input },
+        dryRun: async () => {
+          const answer = await this.runner.run(caller, (tools) => rollbackAgent(tools, ref, { ...input, dryRun: true }), { chart });
+          return { answer, plannedVersion: answer.agent.version, before: answer.before, after: answer.after, warnings: [] };
+        },
+        render: (values) => this.render(ref, values, chart),
+      },
+      input.dryRun,
+    );
+    return proposed ?? this.runner.run(caller, (tools) => rollbackAgent(tools, ref, input), { chart });
   }
 
   /** Every violation of a create or update, plus what helm would render; never writes. */

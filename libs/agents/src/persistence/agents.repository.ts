@@ -421,7 +421,7 @@ export class AgentsRepository implements AgentWriteStore {
     for (let batch = 0; batch < batches; batch++) {
       const rows = await this.db.operation.findMany({
         where: {
-          state: { in: ['succeeded', 'failed', 'refused'] },
+          state: { in: ['succeeded', 'failed', 'refused', 'proposed'] },
           startedAt: { lt: before },
           finishedAt: { lt: before },
           ...(after && { OR: [{ startedAt: { gt: after.startedAt } }, { startedAt: after.startedAt, id: { gt: after.id } }] }),

@@ -9,7 +9,7 @@ import { isCursorText } from '../api/cursors.js';
 /** The write operations and the journal's older `kind` of each (rows written before the audit columns). */
 const WRITE_KINDS: Record<string, string> = { create_agent: 'create', update_agent: 'update', delete_agent: 'delete', rollback_agent: 'rollback' };
 
-export const OUTCOMES = ['pending', 'succeeded', 'failed', 'refused'] as const;
+export const OUTCOMES = ['pending', 'succeeded', 'failed', 'refused', 'proposed'] as const;
 
 export interface OperationCursor {
   startedAt: Date;

@@ -1,0 +1,237 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
+import { UncertainWrite } from '../runner/uncertain-write.js';
+import { auditOf, RefusalJournal, type CallerAccess } from '@app/doors';
+import { AgentsService } from '../application/agents.service.js';
+import type { AgentOrigin } from '../domain/agent-spec.js';
+import type { CreateAgentDto, DeleteAgentDto, RollbackAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
+import { ChangeGate } from './change-gate.js';
+import type { ChangeDecisionDto, ChangeDto, ChangeListDto, ChangeRefDto, ListChangesQueryDto } from './changes.dto.js';
+import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
+
+/**
+ * Reviewing and applying proposals (docs/contract.md §11, docs/approvals.md): who may read, approve, reject or withdraw
+ * a change, its expiry, and the apply: the last required approval runs the proposer's write
+ * through AgentsService (the one write runner) as the proposer, with If-Match on the version it
+ * was planned on and the change id as its idempotency key.
+ */
+@Injectable()
+export class ChangesService {
+  private readonly logger = new Logger('Changes');
+
+  constructor(
+    private readonly changes: ChangesRepository,
+    private readonly gate: ChangeGate,
+    private readonly agents: AgentsService,
+    @Inject(RefusalJournal) private readonly refusals: RefusalJournal,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** How long an `applying` change goes untouched before a reader resumes it. */
+  private get staleMs(): number {
+    return this.config.LEASE_TTL_SECONDS * 1000;
+  }
+
+  /** Newest first, only in namespaces where the caller may read changes. */
+  async list(access: CallerAccess, query: ListChangesQueryDto): Promise<ChangeListDto> {
+    // Filtered in the store, so the page holds the newest changes the caller may read; the check after it is the policy's own.
+    const records = await this.changes.list({ ...query }, 100, access.namespacePatterns('list_changes'));
+    const shown = records.filter((change) => access.isAllowed('list_changes', change.namespace));
+    return { items: await Promise.all(shown.map((change) => this.expired(change).then((c) => this.view(c)))) };
+  }
+
+  async get(access: CallerAccess, { id }: ChangeRefDto): Promise<ChangeDto> {
+    return this.view(await this.readable(access, id, 'get_change'));
+  }
+
+  /**
+   * One approval: by a holder of the rule's approver role in the change's namespace, never the
+   * proposer, once per person. The last one needed moves the change to `applying` in the same
+   * conditional UPDATE, so exactly one approver's call applies it.
+   */
+  async approve(access: CallerAccess, { id }: ChangeRefDto, { comment }: ChangeDecisionDto): Promise<ChangeDto> {
+    for (let attempt = 0; ; attempt++) {
+      const change = await this.decidable(access, id, 'approve_change');
+      const subject = access.principal.subject;
+      if (change.approvals.some((a) => a.subject === subject)) throw new AppError('conflict', `change ${id} is already approved by ${subject}: it needs ${change.required} distinct approvers`);
+      const approvals = [...change.approvals, { subject, actor: access.caller.actor, at: (await this.changes.now()).toISOString(), comment: comment ?? null }];
+      const last = approvals.length >= change.required;
+      if (!(await this.changes.approve(change, approvals, last))) {
+        if (attempt < 3) continue;
+        throw new AppError('conflict', `change ${id} moved while this approval was written: read it again (get_change) and approve if it is still pending`);
+      }
+      await this.journal(access.caller, 'approve_change', change, `change ${id}: approved by ${subject} (${approvals.length} of ${change.required})`, comment);
+      const approved = { ...change, approvals, state: last ? ('applying' as const) : change.state };
+      return this.view(last ? await this.apply(approved) : approved);
+    }
+  }
+
+  async reject(access: CallerAccess, { id }: ChangeRefDto, { comment }: ChangeDecisionDto): Promise<ChangeDto> {
+    const change = await this.decidable(access, id, 'reject_change');
+    return this.close(access, change, 'rejected', 'reject_change', comment);
+  }
+
+  /** The proposer takes its change back. */
+  async withdraw(access: CallerAccess, { id }: ChangeRefDto, { comment }: ChangeDecisionDto): Promise<ChangeDto> {
+    const change = await this.pending(access, id, 'withdraw_change');
+    if (change.proposer !== access.principal.subject) {
+      await this.refuse(access.caller, 'withdraw_change', change, `only the proposer (${change.proposer}) withdraws change ${id}; an approver rejects it with reject_change`);
+    }
+    return this.close(access, change, 'withdrawn', 'withdraw_change', comment);
+  }
+
+  private async close(access: CallerAccess, change: ChangeRecord, state: 'rejected' | 'withdrawn', operation: string, comment?: string): Promise<ChangeDto> {
+    const by = access.principal.subject;
+    if (!(await this.changes.transition(change.id, 'pending', { state, decidedBy: by, comment: comment ?? null, message: `${state} by ${by}` }))) {
+      throw new AppError('conflict', `change ${change.id} was decided meanwhile: read it again with get_change`);
+    }
+    await this.journal(access.caller, operation, change, `change ${change.id}: ${state} by ${by}`, comment);
+    return this.view((await this.changes.find(change.id))!);
+  }
+
+  /**
+   * The proposer's write, run now as theirs: the Caller stored with the proposal (so the journal names
+   * the proposer and the cluster's RBAC governs them under impersonation), a note naming the approvers,
+   * If-Match on the version planned on, the change id as the idempotency key (a retry answers from the journal).
+   */
+  private async apply(change: ChangeRecord): Promise<ChangeRecord> {
+    const approvers = change.approvals.map((a) => a.subject).join(', ');
+    const caller: Caller = { ...(change.caller as unknown as Caller), note: `change ${change.id} approved by ${approvers}`, change: change.id };
+    try {
+      // The cluster is called as the proposer (impersonation reads the operation context): the approver's rights do not widen the write.
+      const asProposer = { ...OperationContexts.current(), actor: caller.actor, door: caller.door, principal: caller.principal, client: caller.client };
+      const answer = await OperationContexts.run(asProposer, () => this.run(caller, change));
+      const operationId = operationOf(answer);
+      await this.changes.transition(change.id, 'applying', { state: 'applied', operationId, message: `applied as ${change.proposer}'s ${change.operation}, approved by ${approvers}`, result: answer });
+    } catch (error) {
+      if (error instanceof UncertainWrite) {
+        // helm may have applied it: the change stays applying, and a later read resumes it under the same key (answered from the journal).
+        this.logger.warn(`change ${change.id}: its write's outcome is not known yet (${error.message}); it is resumed when read after ${this.staleMs / 1000}s`);
+        await this.changes.transition(change.id, 'applying', { state: 'applying', message: `applying: its write's outcome is not known yet (${error.message}); read it again later` });
+        return (await this.changes.find(change.id))!;
+      }
+      const failure = error instanceof AppError ? error : new AppError('internal', (error as Error).message);
+      const moved = failure.code === 'precondition_failed' || failure.code === 'conflict';
+      const message = moved
+        ? `not applied: ${change.namespace}/${change.name} moved since the proposal was planned (${failure.message}); propose the change again on the agent as it is now`
+        : `not applied: ${failure.message}`;
+      this.logger.warn(`change ${change.id} ${moved ? 'conflicted' : 'failed'}: ${failure.message}`);
+      await this.changes.transition(change.id, 'applying', { state: moved ? 'conflicted' : 'failed', message });
+    }
+    return (await this.changes.find(change.id))!;
+  }
+
+  private run(caller: Caller, change: ChangeRecord): Promise<object> {
+    const ref = { namespace: change.namespace, name: change.name };
+    const input = { ...change.request.input, requestId: change.id };
+    const version = change.plannedVersion === null ? {} : { expectedVersion: change.plannedVersion };
+    const origin = change.request.origin as AgentOrigin | undefined;
+    switch (change.operation) {
+      case 'create_agent':
+        return this.agents.create(caller, input as unknown as CreateAgentDto, origin);
+      case 'update_agent':
+        return this.agents.update(caller, ref, { ...input, ...version } as UpdateAgentDto, origin);
+      case 'delete_agent':
+        return this.agents.delete(caller, ref, { ...input, ...version } as DeleteAgentDto);
+      case 'rollback_agent':
+        return this.agents.rollback(caller, ref, { ...input, ...version } as RollbackAgentDto);
+      default:
+        throw new AppError('internal', `change ${change.id} holds an operation no write carries out: ${change.operation}`);
+    }
+  }
+
+  /** A change the caller may read: not found when it may not read its namespace (nothing of it is shown). */
+  private async readable(access: CallerAccess, id: string, ...operations: string[]): Promise<ChangeRecord> {
+    const change = await this.changes.find(id);
+    if (!change || !operations.some((operation) => access.isAllowed(operation, change.namespace))) throw new AppError('not_found', `no change ${id} that you may read: list them with list_changes`);
+    return this.expired(change);
+  }
+
+  private async pending(access: CallerAccess, id: string, operation: string): Promise<ChangeRecord> {
+    const change = await this.readable(access, id, 'get_change', operation);
+    await access.authorize(operation, { namespace: change.namespace, name: change.name });
+    if (change.state !== 'pending') {
+      const why = change.state === 'expired' ? `it expired at ${change.expiresAt.toISOString()} unapproved: propose the change again` : `only a pending change can be decided`;
+      throw new AppError('conflict', `change ${id} is ${change.state}: ${why}`);
+    }
+    return change;
+  }
+
+  /** A pending change the caller may decide: the rule's approver role in its namespace, never the proposer. */
+  private async decidable(access: CallerAccess, id: string, operation: string): Promise<ChangeRecord> {
+    const change = await this.pending(access, id, operation);
+    const subject = access.principal.subject;
+    if (change.proposer === subject) await this.refuse(access.caller, operation, change, `${subject} proposed change ${id} and cannot decide it: another holder of role ${change.approvers} does (withdraw it with withdraw_change)`);
+    if (!this.gate.holdsRole(access.principal, change.approvers, change.namespace)) {
+      await this.refuse(access.caller, operation, change, `${operation} of change ${id} needs role ${change.approvers} bound in namespace "${change.namespace}", which ${subject} does not hold`);
+    }
+    return change;
+  }
+
+  /**
+   * A change as it stands now: a pending one past its expiry becomes `expired`, journaled once; an
+   * `applying` one untouched for a lease's time (its replica died, or its write's outcome was not
+   * known) is resumed by one reader — the write under the change id as its key answers from the
+   * journal when it landed, or waits for a first run still going, so it never runs twice.
+   */
+  private async expired(change: ChangeRecord): Promise<ChangeRecord> {
+    const now = (await this.changes.now()).getTime();
+    if (change.state === 'applying' && now - change.updatedAt.getTime() > this.staleMs) {
+      return (await this.changes.claim(change)) ? this.apply(change) : ((await this.changes.find(change.id)) ?? change);
+    }
+    if (change.state !== 'pending' || change.expiresAt.getTime() > now) return change;
+    const message = `expired at ${change.expiresAt.toISOString()} with ${change.approvals.length} of ${change.required} approvals`;
+    if (await this.changes.transition(change.id, 'pending', { state: 'expired', message })) {
+      const service: Caller = { actor: 'agent-manager', door: 'internal', requestId: 'internal' };
+      await this.journal(service, 'expire_change', change, `change ${change.id}: ${message}`);
+    }
+    return (await this.changes.find(change.id))!;
+  }
+
+  private async refuse(caller: Caller, operation: string, change: ChangeRecord, message: string): Promise<never> {
+    try {
+      await this.refusals.journalRefusal({ ...auditOf(caller, operation), namespace: change.namespace, name: change.name, errorMessage: message });
+    } catch (error) {
+      this.logger.error(`journaling the refusal of ${operation} failed: ${(error as Error).message}`);
+    }
+    throw new AppError('forbidden', message);
+  }
+
+  private journal(caller: Caller, operation: string, change: ChangeRecord, note: string, comment?: string): Promise<void> {
+    return this.changes.journal({ ...auditOf(caller, operation), namespace: change.namespace, name: change.name, state: 'succeeded', note, request: { change: change.id, ...(comment && { comment }) } });
+  }
+
+  private view(change: ChangeRecord): ChangeDto {
+    const { input } = change.request;
+    return {
+      id: change.id,
+      state: change.state,
+      operation: change.operation,
+      namespace: change.namespace,
+      name: change.name,
+      proposer: change.proposer,
+      request: input,
+      plannedVersion: change.plannedVersion,
+      values: change.preview.values,
+      diff: change.diff,
+      warnings: change.preview.warnings as ChangeDto['warnings'],
+      approverRole: change.approvers,
+      approvers: this.gate.approversOf(change.approvers, change.namespace),
+      required: change.required,
+      approvals: change.approvals.map(({ subject, at, comment }) => ({ subject, at, comment })),
+      decidedBy: change.decidedBy,
+      comment: change.comment,
+      message: change.message,
+      operationId: change.operationId,
+      expiresAt: change.expiresAt.toISOString(),
+      createdAt: change.createdAt.toISOString(),
+      updatedAt: change.updatedAt.toISOString(),
+    };
+  }
+}
+
+/** The journal entry of an applied write: its agent's last operation. */
+function operationOf(answer: object): string | null {
+  const agent = (answer as { agent?: { lastOperation?: { id?: string } | null } | null; deleted?: { lastOperation?: { id?: string } | null } }).agent ?? (answer as { deleted?: { lastOperation?: { id?: string } | null } }).deleted;
+  return agent?.lastOperation?.id ?? null;
+}
