@@ -17,6 +17,7 @@ export async function buildOpenApi(app: INestApplication, version: string): Prom
     .addTag('audit', 'The journal of writes and refusals: who, how, which door, what, the outcome')
     .addTag('toolset-presets', "Muster's presets: the ones a toolset may name (built-in and the installation's), and a proposed toolsetPresets checked by Muster's start-up rules")
     .addTag('model-configs', "kagent ModelConfigs: what an agent's modelConfig can name in a namespace, read from the cluster as the caller")
+    .addTag('changes', 'Four eyes: writes the policy marks as needing approval, proposed with their diff and applied once another person approves')
     .addTag('fleet', 'Fleet rollouts: a chart release moved to the agents a selector picks, in health-gated waves; pause, resume, cancel')
     .addTag('admin', 'Convergence: reconcile the store, helm releases and live Agents, and adopt releases the store lost')
     .addTag('blueprints', 'Blueprints: named, versioned bundles of create arguments, each served as its own MCP tool whose input holds only the open arguments (not Muster presets)')

@@ -1,9 +1,11 @@
-import { ApiOperation, ApiResponse } from '@app/common';
+import { ApiOperation, ApiParam, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
 import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
 import { error, invalid } from '../api/agents.openapi.js';
 import { ChangeDecisionDto, ChangeDto, ChangeListDto, ChangeRefDto, ListChangesQueryDto } from './changes.dto.js';
 import { ChangesService } from './changes.service.js';
+
+const idParam = ApiParam({ name: 'id', description: 'The change id, from the write that proposed it (Location) or list_changes', schema: { type: 'string', example: 'ch-3b1f0c9a12ab' } });
 
 export const CHANGES_TOOLSET: ToolsetDeclaration = {
   name: 'changes',
@@ -33,6 +35,7 @@ function decision(name: 'approve_change' | 'reject_change' | 'withdraw_change', 
       args: 'body',
       openapi: [
         ApiOperation({ operationId: `${method}Change`, summary, description: `${description} The same as the MCP tool ${name}.` }),
+        idParam,
         ApiResponse({ status: 200, description: 'The change as it is now', type: ChangeDto }),
         invalid,
         forbidden,
@@ -94,6 +97,7 @@ export const CHANGE_OPERATIONS: OperationSet = {
         method: 'get',
         path: 'changes/:id',
         openapi: [
+          idParam,
           ApiOperation({ operationId: 'getChange', summary: 'A proposed change: the request, the diff, approvals, and what became of it', description: 'The same as the MCP tool get_change.' }),
           ApiResponse({ status: 200, description: 'The change', type: ChangeDto }),
           invalid,
