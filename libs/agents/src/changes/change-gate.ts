@@ -1,10 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
-import { createTwoFilesPatch } from 'diff';
 import { ANONYMOUS, Authorizer, type CompiledApprovalRule, type Principal } from '@app/auth';
 import { AppError, type Caller } from '@app/common';
 import { auditOf } from '@app/doors';
 import type { ProposedChangeDto } from '../api/responses.dto.js';
+import { manifestDiff } from '../domain/spec-diff.js';
 import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
 
 /** What the write's dry run told, in the shape every proposable write can give it. */
@@ -76,7 +76,7 @@ export class ChangeGate {
     const planned = await write.dryRun();
     if ((planned.answer as { changed?: boolean }).changed === false) return planned.answer as A;
     const [current, proposed] = await Promise.all([write.render(planned.before), write.render(planned.after)]);
-    const diff = current === proposed ? '' : createTwoFilesPatch('current', 'proposed', current, proposed, '', '', { context: 3 });
+    const diff = manifestDiff(`${write.namespace}/${write.name}`, current, proposed, { from: 'current', to: 'proposed' });
     const change = await this.changes.create(principal.subject, key, {
       operation: write.operation,
       namespace: write.namespace,

@@ -67,7 +67,7 @@ export class ChangeDto {
   @ApiProperty({ nullable: true, type: 'integer', description: 'The agent version it was planned on: applied with If-Match on it (null for a create)', example: 4 })
   plannedVersion: number | null;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'The chart values before and after' }) values: { before: unknown; after: unknown };
-  @ApiProperty({ description: "A unified diff of the rendered manifests, the cluster's objects before → after", example: '--- current\n+++ proposed\n@@ …' }) diff: string;
+  @ApiProperty({ description: "A unified diff of the rendered manifests, the cluster's objects before → after", example: '--- team-a/reviewer (current)\n+++ team-a/reviewer (proposed)\n@@ …' }) diff: string;
   @ApiProperty({ type: [ProblemDto], example: [] }) warnings: ProblemDto[];
   @ApiProperty({ description: 'The role whose holders approve', example: 'approver' }) approverRole: string;
   @ApiProperty({ type: [ApproverGrantDto], description: 'Who holds the approver role in this namespace, by the policy' }) approvers: ApproverGrantDto[];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { LiveAgent } from '@app/kube';
-import { gateVerdict, manifestDiff, overBudget, planWaves } from './rollout.rules.js';
+import { manifestDiff } from '../domain/spec-diff.js';
+import { gateVerdict, overBudget, planWaves } from './rollout.rules.js';
 
 describe('planWaves', () => {
   it.each([

@@ -1,4 +1,3 @@
-import { createTwoFilesPatch } from 'diff';
 import type { LiveAgent, LiveObject } from '@app/kube';
 
 /** What became of one agent in a rollout (docs/rollouts.md). */
@@ -53,12 +52,6 @@ export function gateVerdict(live: LiveAgent | null): GateVerdict {
     }
   }
   return { healthy: true };
-}
-
-/** A unified diff of two rendered manifests, '' when they are the same. */
-export function manifestDiff(name: string, before: string, after: string, labels: { from: string; to: string }): string {
-  if (before === after) return '';
-  return createTwoFilesPatch(`${name} (${labels.from})`, `${name} (${labels.to})`, before, after, undefined, undefined, { context: 3 });
 }
 
 /** Whether one more failure stops the rollout: the budget is how many agents may fail in all. */
