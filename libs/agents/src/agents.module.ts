@@ -13,10 +13,7 @@ import { ManifestReader } from './cluster/manifest-reader.js';
 import { FleetView } from './cluster/fleet-view.js';
 import { AgentsTools } from './api/agents.tools.js';
 import { AGENT_OPERATIONS } from './api/agents.operations.js';
-import { AgentAccess } from '@app/doors';
-import { RefusalJournal } from '@app/doors';
-import { OperationDoors } from '@app/doors';
-import { restControllers } from '@app/doors';
+import { AgentAccess, contributedOperations, OperationDoors, RefusalJournal, restControllers } from '@app/doors';
 import { ServiceInfoService } from './application/service-info.service.js';
 import { AgentLock } from './runner/agent-lock.js';
 import { IdempotencyGate } from './runner/idempotency-gate.js';
@@ -25,24 +22,25 @@ import { WriteRunner } from './runner/write-runner.js';
 import { Reconciler } from './reconcile/reconcile.service.js';
 import { FleetReconciler } from './reconcile/fleet-reconciler.js';
 import { WATCHED_FLEET } from './reconcile/watched-fleet.js';
-import { ReconcileTools } from './reconcile/reconcile.tools.js';
 import { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
 import { FleetRollouts } from './rollout/rollouts.service.js';
 import { RolloutsRepository } from './rollout/rollouts.repository.js';
-import { RolloutsTools } from './rollout/rollouts.tools.js';
 import { ROLLOUT_OPERATIONS } from './rollout/rollouts.operations.js';
 import { PRESET_OPERATIONS } from './presets/presets.operations.js';
 import { PresetSource } from './presets/preset-source.js';
-import { PresetTools } from './presets/presets.tools.js';
 import { MODEL_CONFIG_OPERATIONS } from './model-configs/model-configs.operations.js';
 import { ModelConfigCheck } from './model-configs/model-config-check.js';
 import { ModelConfigsService } from './model-configs/model-configs.service.js';
-import { ModelConfigsTools } from './model-configs/model-configs.tools.js';
 import { CHANGE_OPERATIONS } from './changes/changes.operations.js';
 import { ChangeGate } from './changes/change-gate.js';
 import { ChangesRepository } from './changes/changes.repository.js';
 import { ChangesService } from './changes/changes.service.js';
-import { ChangesTools } from './changes/changes.tools.js';
+
+/**
+ * The operation sets this module serves beside the agent operations (AgentsTools contributes those
+ * at init), in the order their toolsets are listed.
+ */
+const CONTRIBUTED_SETS = [RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS, PRESET_OPERATIONS, MODEL_CONFIG_OPERATIONS, CHANGE_OPERATIONS];
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
@@ -75,8 +73,8 @@ class JournalMetrics implements OnModuleInit {
 
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
-  controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS), ...restControllers(ROLLOUT_OPERATIONS), ...restControllers(PRESET_OPERATIONS), ...restControllers(MODEL_CONFIG_OPERATIONS), ...restControllers(CHANGE_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, FleetRollouts, RolloutsRepository, RolloutsTools, JournalMetrics, PresetSource, PresetTools, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ModelConfigsTools, ChangeGate, ChangesRepository, ChangesService, ChangesTools],
+  controllers: [...restControllers(AGENT_OPERATIONS), ...CONTRIBUTED_SETS.flatMap(restControllers)],
+  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, FleetRollouts, RolloutsRepository, JournalMetrics, PresetSource, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ChangeGate, ChangesRepository, ChangesService, contributedOperations(...CONTRIBUTED_SETS)],
   exports: [FleetRollouts, PresetSource, AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -10,6 +10,7 @@ export type { AuditEntry, JournalReader } from './audit-entry.js';
 export { ErrorObjectDto, ErrorResponseDto, errorExample, ProblemDto } from './error-response.dto.js';
 export { acceptedFields, invalidInput, parseInput, readInput } from './input.js';
 export { OperationDoors } from './operation-doors.js';
+export { contributedOperations } from './contributed-operations.js';
 export { defineOperation, operationNames } from './operation.js';
 export type { AccessTarget, OperationDescriptor, OperationInput, OperationSet, RestReply, RestRoute, ToolDeclaration } from './operation.js';
 export { answerForCaller, forCaller, isAdmin } from './redaction.js';
