@@ -34,6 +34,13 @@ export interface RolloutRecord {
   finishedAt: Date | null;
 }
 
+/** A chart an agent stood on: its reference, version and name as recorded. */
+export interface ChartFrom {
+  ref?: string;
+  version?: string | null;
+  name?: string | null;
+}
+
 export interface RolloutAgentRecord {
   position: number;
   wave: number;
@@ -41,7 +48,8 @@ export interface RolloutAgentRecord {
   namespace: string;
   name: string;
   plannedVersion: number;
-  fromChart: string | null;
+  /** The chart the agent was on when the rollout was planned (stored as JSON). */
+  fromChart: ChartFrom | null;
   fromRevision: number;
   state: RolloutAgentState;
   reason: string | null;
@@ -99,7 +107,7 @@ export class RolloutsRepository {
           id: rollout.id, state: rollout.state, chartRef: rollout.chart.ref, chartVersion: rollout.chart.version, request: json(rollout.request), createdBy: rollout.createdBy, caller: json(rollout.caller),
         },
       });
-      await tx.rolloutAgent.createMany({ data: agents.map((agent) => ({ rolloutId: rollout.id, ...agent })) });
+      await tx.rolloutAgent.createMany({ data: agents.map((agent) => ({ rolloutId: rollout.id, ...agent, fromChart: agent.fromChart && JSON.stringify(agent.fromChart) })) });
     });
   }
 
@@ -169,7 +177,7 @@ function toRollout(row: {
   };
 }
 
-function toRolloutAgent(row: Omit<RolloutAgentRecord, 'state'> & { state: string; rolloutId: string; updatedAt: Date }): RolloutAgentRecord {
+function toRolloutAgent(row: Omit<RolloutAgentRecord, 'state' | 'fromChart'> & { state: string; fromChart: string | null; rolloutId: string; updatedAt: Date }): RolloutAgentRecord {
   const { rolloutId: _rollout, updatedAt: _updated, ...agent } = row;
-  return { ...agent, state: agent.state as RolloutAgentState };
+  return { ...agent, state: agent.state as RolloutAgentState, fromChart: agent.fromChart === null ? null : (JSON.parse(agent.fromChart) as ChartFrom) };
 }

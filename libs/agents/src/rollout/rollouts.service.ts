@@ -98,7 +98,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
         namespace: agent.namespace,
         name: agent.name,
         plannedVersion: agent.version,
-        fromChart: JSON.stringify({ ref: agent.chartRef, version: agent.chartVersion, name: agent.chartName }),
+        fromChart: { ref: agent.chartRef, version: agent.chartVersion, name: agent.chartName },
         fromRevision: agent.revision,
         state: 'pending',
         reason: null,
@@ -226,7 +226,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** What a move to another chart major needs (the values for the target, the chart it runs now), or undefined within a major. */
   private async majorSwitch(agent: RolloutAgentRecord, target: ResolvedChart): Promise<MajorSwitch | undefined> {
-    const from = JSON.parse(agent.fromChart ?? '{}') as { ref?: string; version?: string | null };
+    const from = agent.fromChart ?? {};
     if (chartMajor(from.version ?? '0') === chartMajor(target.chartVersion ?? '0')) return undefined;
     const record = await this.agents.findActive(agent.namespace, agent.name);
     if (!record || !from.ref) return undefined; // the move refuses it itself (not_found)
@@ -331,7 +331,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private async contract(healthy: RolloutAgentRecord[], target: ResolvedChart): Promise<void> {
     for (const agent of healthy) {
-      const from = JSON.parse(agent.fromChart ?? '{}') as { version?: string | null };
+      const from = agent.fromChart ?? {};
       if (chartMajor(from.version ?? '0') !== '0' || chartMajor(target.chartVersion ?? '0') !== '1') continue;
       await OperationContexts.asService(() => this.kube.deleteObject(KAGENT_KINDS.agent, agent.namespace, agent.name)).catch((error: unknown) => {
         this.logger.warn(`rollout: ${agent.namespace}/${agent.name} serves from its 1.x objects, but removing its 0.x Agent failed (delete it by hand): ${(error as Error).message}`);
@@ -370,7 +370,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
   /** Returns a moved agent to the chart and values of its revision before the rollout. */
   private async returnOne(rollout: RolloutRecord, caller: Caller, agent: RolloutAgentRecord, reason: string): Promise<void> {
     const ref = { namespace: agent.namespace, name: agent.name };
-    const from = JSON.parse(agent.fromChart ?? '{}') as { ref?: string; version?: string | null };
+    const from = agent.fromChart ?? {};
     try {
       const record = await this.agents.findActive(agent.namespace, agent.name);
       const revision = record ? await this.agents.revision(record.id, agent.fromRevision) : null;
@@ -468,7 +468,7 @@ function rolloutView(rollout: RolloutRecord, agents: RolloutAgentRecord[]): Roll
     finishedAt: rollout.finishedAt?.toISOString() ?? null,
     counts: counts(agents),
     agents: agents.map((agent) => {
-      const from = agent.fromChart ? (JSON.parse(agent.fromChart) as { name?: string | null; ref?: string; version?: string | null }) : null;
+      const from = agent.fromChart;
       return {
         namespace: agent.namespace,
         name: agent.name,
