@@ -16,6 +16,8 @@ import type { AgentHolding, AgentWriteStore } from './ports.js';
 import { ShutdownGate } from './shutdown-gate.js';
 import { UncertainWrite } from './uncertain-write.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
+import { ReleaseOwners, type OwnerEvidenceReader } from '../cluster/release-owners.js';
+import { refuseGitopsOwned } from '../use-cases/checks.js';
 
 /** What the one helm call of each kind does, as the caller is told before it runs. */
 const HELM_STEP: Record<OperationKind, string> = { create: 'installing', update: 'upgrading', rollback: 'rolling back', delete: 'uninstalling' };
@@ -23,7 +25,7 @@ const HELM_STEP: Record<OperationKind, string> = { create: 'installing', update:
 /**
  * The order every state change follows, written once: idempotency claim → (a dry run: checks and
  * its answer) → the shutdown gate → the agent's lock (waiting in line) → settle interrupted
- * operations → checks → journal the intent → the change (one helm call) → record → answer, composed
+ * operations → checks (the plan's, then whether Flux or Argo CD owns the release) → journal the intent → the change (one helm call) → record → answer, composed
  * after the record transaction returned → the key's answer kept. Each state change is a plan: a
  * caller's write (use-cases/*.ts), an adoption, a reconcile action.
  * A real run checks only under the lock, where every other replica's write counts: checking
@@ -43,6 +45,8 @@ export class WriteRunner {
     private readonly recovery: OperationRecovery,
     /** Where the chart comes from (an OCI AGENT_CHART pulled once, the bundled one while it cannot be); without it, AppConfig.agentChart as given. */
     @Optional() private readonly charts?: ChartSources,
+    /** Who else manages a release (Flux, Argo CD), read on every write; without it (unit suites without a cluster) not asked. */
+    @Optional() @Inject(ReleaseOwners) private readonly owners?: OwnerEvidenceReader,
   ) {}
 
   /**
@@ -123,6 +127,8 @@ export class WriteRunner {
       const checked = await plan.check();
       const unchanged = await plan.unchanged?.(checked);
       if (unchanged !== undefined) return unchanged;
+      // After the plan's own checks (a missing agent, a stale version answer as before) and only for a write that changes something.
+      if (plan.checkOwner !== false) await refuseGitopsOwned(this.owners, { namespace, name, operation: plan.operation ?? `${plan.kind}_agent` });
       const change = () => this.change(caller, plan, checked, stuck, lease, claimed);
       const traced = plan.trace?.(checked);
       return traced ? Tracing.span(traced.name, { root: true, attributes: traced.attributes }, change) : change();
