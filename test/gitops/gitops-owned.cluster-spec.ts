@@ -118,6 +118,7 @@ describe('releases someone else owns', () => {
       const dryRun = await call(t.url, 'PATCH', path(name), { description: 'Just looking.', dryRun: true });
       expect(dryRun.status).toBe(200);
       expect(dryRun.body).toMatchObject({ dryRun: true, changed: true });
+      expect(dryRun.body.warnings).toContainEqual({ path: 'owner', message: expect.stringContaining(`would be refused (gitops_owned): agent ${ns}/${name} is managed by Flux HelmRelease ${gitopsNs}/${name}`) });
     });
 
     it('once Flux lets go of the release (its labels removed), the next write passes', async () => {

@@ -584,13 +584,13 @@ describe(WriteRunner.name, () => {
         answer: { changed: false },
       },
       {
-        situation: 'a dry run answers (helm template only)',
+        situation: 'a dry run answers (helm template only), warning that the write would be refused',
         arrange: fluxTakesOver(seeded()),
         act: (w) => update(w, 'a', { description: 'v2', dryRun: true }),
         helm: ['template a'],
         journal: [],
         agent: { revision: 1, version: 1 },
-        answer: { dryRun: true, changed: true },
+        answer: { dryRun: true, changed: true, warnings: [{ path: 'owner', message: expect.stringMatching(/^the write would be refused \(gitops_owned\): agent ns\/a is managed by Flux HelmRelease flux-apps\/agents/) }] },
       },
       {
         situation: 'Argo CD let go (its annotation removed): the next write runs',

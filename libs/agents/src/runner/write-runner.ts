@@ -17,7 +17,7 @@ import { ShutdownGate } from './shutdown-gate.js';
 import { UncertainWrite } from './uncertain-write.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
 import { ReleaseOwners, type OwnerEvidenceReader } from '../cluster/release-owners.js';
-import { refuseGitopsOwned } from '../use-cases/checks.js';
+import { gitopsOwnerOf, ownedWarning, refuseGitopsOwned } from '../use-cases/checks.js';
 
 /** What the one helm call of each kind does, as the caller is told before it runs. */
 const HELM_STEP: Record<OperationKind, string> = { create: 'installing', update: 'upgrading', rollback: 'rolling back', delete: 'uninstalling' };
@@ -88,7 +88,8 @@ export class WriteRunner {
         if (!plan.dryRun) return this.exclusive(caller, plan, claimed);
         await this.settledForPreview(plan);
         const checked = await plan.check();
-        return (await plan.unchanged?.(checked)) ?? plan.preview(checked);
+        const unchanged = await plan.unchanged?.(checked);
+        return unchanged ?? this.warnedIfOwned(plan, await plan.preview(checked));
       },
       {
         settle: () => this.held(plan, async () => void (await this.recovery.settle(plan.namespace, plan.name))),
@@ -96,6 +97,20 @@ export class WriteRunner {
         replayed: (answer, sent) => this.stillStands(plan, answer, sent),
       },
     );
+  }
+
+  /**
+   * A dry run answers whoever owns the release (docs/contract.md §13); one whose answer carries
+   * warnings (an update's) says the write itself would be refused, naming the owner. A failed read
+   * of the owner leaves the dry run's answer as it is: the write would read it again.
+   */
+  private async warnedIfOwned<C, A, R>(plan: WritePlan<C, A, R>, answer: A): Promise<A> {
+    const warnings = (answer as { warnings?: unknown }).warnings;
+    if (plan.checkOwner === false || !Array.isArray(warnings)) return answer;
+    const target = { namespace: plan.namespace, name: plan.name, operation: plan.operation ?? `${plan.kind}_agent` };
+    const owner = await gitopsOwnerOf(this.owners, target).catch(() => null);
+    if (owner) warnings.push(ownedWarning(owner, target));
+    return answer;
   }
 
   /** `work` holding the agent as the plan takes it, through the shutdown gate. */
