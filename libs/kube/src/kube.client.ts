@@ -68,7 +68,8 @@ interface Client {
 }
 
 /**
- * Reads kagent objects from the cluster helm writes to (the same kubeconfig). Never writes.
+ * Reads kagent objects from the cluster helm writes to (the same kubeconfig), and a release's Secrets
+ * (who owns the release, read before each write). Never writes.
  * The Kubernetes client (a large import) loads on the first read, not at start. With `identity`
  * (KUBE_IMPERSONATE) each read impersonates the caller it returns, as helm's runs do.
  */
