@@ -54,6 +54,7 @@ describe(gitopsOwner.name, () => {
       { live: { annotations: { 'argocd.argoproj.io/tracking-id': 'team-a_agents-app:kagent.dev/Agent:agents/incident-helper' } } },
       { ...ARGO, namespace: 'team-a', name: 'agents-app', seenOn: 'live object', key: 'annotation argocd.argoproj.io/tracking-id' },
     ],
+    ['a tracking-id Argo CD would not parse (no <group>/<kind>:<namespace>/<name>): not tracked', { live: { annotations: { 'argocd.argoproj.io/tracking-id': 'agents-app' } } }, null],
     [
       "Argo CD's label tracking: the instance label names an Application, not the release",
       { live: { labels: { ...CHART_LABELS, 'app.kubernetes.io/instance': 'agents-app' } } },

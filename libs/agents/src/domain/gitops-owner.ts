@@ -82,11 +82,20 @@ function ownerIn(metadata: ObjectMetadata, { namespace, name }: OwnerEvidence, s
   const reference = (metadata.ownerReferences ?? []).find((ref) => ref.kind === 'HelmRelease' && ref.apiVersion?.startsWith(`${FLUX_GROUP}/`));
   if (reference) return { ...flux, apiVersion: reference.apiVersion!, namespace, name: reference.name || null, key: `ownerReference ${reference.apiVersion}/HelmRelease` };
   const argo = { tool: 'Argo CD', kind: 'Application', apiVersion: 'argoproj.io/v1alpha1', seenOn } as const;
-  const tracking = metadata.annotations?.[ARGO_TRACKING_ID];
-  if (tracking) return { ...argo, ...argoApplication(tracking.split(':')[0]), key: `annotation ${ARGO_TRACKING_ID}` };
+  const tracking = trackedApplication(metadata.annotations?.[ARGO_TRACKING_ID]);
+  if (tracking) return { ...argo, ...argoApplication(tracking), key: `annotation ${ARGO_TRACKING_ID}` };
   const instance = metadata.labels?.[ARGO_INSTANCE_LABEL];
   if (instance && instance !== name) return { ...argo, ...argoApplication(instance), key: `label ${ARGO_INSTANCE_LABEL}` };
   return null;
+}
+
+/** The Application's instance name in a tracking id; null for a value Argo CD itself would not parse (ParseAppInstanceValue), which it does not track by. */
+function trackedApplication(value: string | undefined): string | null {
+  const parts = value?.split(':') ?? [];
+  if (parts.length < 3) return null;
+  const [app, groupKind, ...rest] = parts;
+  const namespaceName = rest.join(':');
+  return app && groupKind.split('/').length === 2 && namespaceName.split('/').length === 2 ? app : null;
 }
 
 /** Argo CD's instance name: `<namespace>_<name>` for an Application outside Argo CD's namespace, else its name alone. */
