@@ -9,7 +9,8 @@ import { Metrics, newTraceId, parseTraceparent, Tracing, type Pino } from '@app/
 const QUIET = /^\/(healthz|readyz|metrics)\/?$/;
 /** Paths served by middleware rather than a route, named by their prefix (anything else: `unmatched`). */
 const PREFIXES = ['/metrics', '/docs', '/.well-known/oauth-protected-resource', '/mcp'];
-const CODES = new Map<number, string>([...Object.entries(ERROR_STATUS).map(([code, status]) => [status, code] as [number, string]), [413, 'invalid_request'], [429, 'too_many_requests']]);
+// A status's first code names it (409 is conflict; gitops_owned, also 409, is named by the call's own outcome).
+const CODES = new Map<number, string>([...Object.entries(ERROR_STATUS).reverse().map(([code, status]) => [status, code] as [number, string]), [413, 'invalid_request'], [429, 'too_many_requests']]);
 
 /**
  * The HTTP door's context, trace and access line: each request runs in an operation context

@@ -5,6 +5,8 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  /** The release is applied from git by Flux or Argo CD (docs/contract.md §13): change it there. */
+  gitops_owned: 409,
   precondition_failed: 412,
   internal: 500,
   backend_error: 502,

@@ -1,5 +1,5 @@
 export { KubeClient, AGENT_GROUP, AGENT_PLURAL, AGENT_VERSION, KAGENT_KINDS, KUBE_READ_TIMEOUT_MS } from './kube.client.js';
-export type { Condition, KagentKind, LiveAgent, LiveObject } from './kube.client.js';
+export type { Condition, KagentKind, LiveAgent, LiveObject, OwnerReference, SecretObject } from './kube.client.js';
 export { KubeModule } from './kube.module.js';
 export { ClusterState, clusterReportWithoutPaths } from './cluster-state.js';
 export type { ClusterReport } from './cluster-state.js';

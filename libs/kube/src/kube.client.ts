@@ -1,4 +1,4 @@
-import type { ConfigurationOptions, CustomObjectsApi } from '@kubernetes/client-node';
+import type { ConfigurationOptions, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { AppError, type KubeIdentity } from '@app/common';
 import { Tracing, type Metrics } from '@app/telemetry';
 import type { ClusterState } from './cluster-state.js';
@@ -12,16 +12,25 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+/** An object's owner as its metadata names it (a Flux HelmRelease may own what it applies). */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid?: string;
+  controller?: boolean;
+}
+
 /** The live kagent Agent as the API server holds it. */
 export interface LiveAgent {
-  metadata: { name: string; namespace: string; generation?: number; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: { name: string; namespace: string; generation?: number; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: OwnerReference[] };
   spec: Record<string, unknown>;
   status?: { conditions?: Condition[]; observedGeneration?: number };
 }
 
 /** A kagent object with its metadata and status as the API server holds them. */
 export interface LiveObject {
-  metadata: { name: string; namespace: string; generation?: number; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: { name: string; namespace: string; generation?: number; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: OwnerReference[] };
   spec: Record<string, unknown>;
   status?: Record<string, unknown>;
 }
@@ -45,14 +54,22 @@ export const AGENT_PLURAL = 'agents';
 /** See KubeClient's readTimeoutMs. */
 export const KUBE_READ_TIMEOUT_MS = 15_000;
 
+/** A Secret as a list answers it: metadata and base64 data. */
+export interface SecretObject {
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  data?: Record<string, string>;
+}
+
 interface Client {
   api: CustomObjectsApi;
+  core: CoreV1Api;
   /** The call options of one read: its timeout, and the caller it impersonates. */
   options(read: { timeoutMs: number; identity?: KubeIdentity }): ConfigurationOptions;
 }
 
 /**
- * Reads kagent objects from the cluster helm writes to (the same kubeconfig). Never writes.
+ * Reads kagent objects from the cluster helm writes to (the same kubeconfig), and a release's Secrets
+ * (who owns the release, read before each write). Never writes.
  * The Kubernetes client (a large import) loads on the first read, not at start. With `identity`
  * (KUBE_IMPERSONATE) each read impersonates the caller it returns, as helm's runs do.
  */
@@ -142,12 +159,32 @@ export class KubeClient {
     }
   }
 
+  /**
+   * The Secrets of a namespace a label selector picks (a helm release's revisions: `owner=helm,name=<release>`),
+   * read as the current caller, as helm reads them.
+   */
+  async listSecrets(namespace: string, labelSelector: string): Promise<SecretObject[]> {
+    const problem = await this.cluster.problem();
+    if (problem) throw new AppError('backend_error', problem);
+    const identity = this.identity?.();
+    const client = await this.client();
+    try {
+      const list = await client.core.listNamespacedSecret({ namespace, labelSelector }, client.options({ timeoutMs: this.readTimeoutMs, identity }));
+      return list.items as SecretObject[];
+    } catch (error) {
+      if ((error as { code?: number }).code === 403 && identity) {
+        throw new AppError('forbidden', `the Kubernetes cluster refused listing Secrets in ${namespace} for ${identity.user}: ${describe(error)}; ask a cluster admin for a RoleBinding that grants it (helm needs it too)`);
+      }
+      throw new AppError('backend_error', `listing Secrets (${labelSelector}) in ${namespace} failed: ${describe(error)}`);
+    }
+  }
+
   private client(): Promise<Client> {
     this.api ??= import('@kubernetes/client-node').then((k8s) => {
       const config = new k8s.KubeConfig();
       if (this.kubeconfig) config.loadFromFile(this.kubeconfig);
       else config.loadFromDefault();
-      return { api: config.makeApiClient(k8s.CustomObjectsApi), options: (read: { timeoutMs: number; identity?: KubeIdentity }) => readOptions(k8s, read) };
+      return { api: config.makeApiClient(k8s.CustomObjectsApi), core: config.makeApiClient(k8s.CoreV1Api), options: (read: { timeoutMs: number; identity?: KubeIdentity }) => readOptions(k8s, read) };
     });
     return this.api.catch((error: unknown) => {
       this.api = undefined;

@@ -35,7 +35,11 @@ export const READ_ERRORS = [invalid, notFound];
 export const WRITE_ERRORS = [
   invalid,
   notFound,
-  error(409, 'conflict: another write holds the agent, or an Idempotency-Key was reused with another body', EXAMPLES.busy),
+  error(
+    409,
+    'conflict: another write holds the agent, or an Idempotency-Key was reused with another body; gitops_owned: Flux or Argo CD manages the release (docs/contract.md §13), the message names the HelmRelease or Application to change in git instead',
+    EXAMPLES.busy,
+  ),
   error(412, 'precondition_failed: If-Match names an older version', EXAMPLES.stale),
   error(502, "backend_error: helm or the cluster failed; the message is helm's", EXAMPLES.backend),
   error(503, 'unavailable: this replica is shutting down; another replica answers', EXAMPLES.unavailable),

@@ -84,7 +84,7 @@ export const RECONCILE_OPERATIONS: OperationSet = {
           error(404, 'not_found: helm has no such release', errorExample('not_found', `helm has no release ${AGENT} to adopt: list the cluster's releases with helm list --all-namespaces`)),
           error(
             409,
-            'conflict: the agent is in the store already, the release is not deployed or declares no toolset, or a write holds the name',
+            'conflict: the agent is in the store already, the release is not deployed or declares no toolset, or a write holds the name; gitops_owned: Flux or Argo CD manages the release (docs/contract.md §13), the message names the owner',
             errorExample('conflict', `agent ${AGENT} is already in the store: nothing to adopt (reconcile_agents compares it with its release)`),
           ),
           backend,

@@ -106,6 +106,11 @@ export interface WritePlan<Checked, Answer, Recorded = AgentWithLastOperation> {
    * when that run could not answer (its replica died, or the store failed while recording).
    */
   recorded?(landed: Landed): Promise<Answer>;
+  /**
+   * Whether the write is refused when Flux or Argo CD manages the release (default true: every
+   * write, an adoption too). A create is not asked: helm refuses a name whose release exists.
+   */
+  checkOwner?: boolean;
   /** Only a rollback asks to free a release helm holds pending-* from an interrupted run. */
   freeStuckRelease?: boolean;
   /** A root span around the change when it acts (a reconcile action), named and described by it. */

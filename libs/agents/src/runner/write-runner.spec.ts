@@ -22,6 +22,7 @@ import { IdempotencyGate } from './idempotency-gate.js';
 import { ShutdownGate } from './shutdown-gate.js';
 import { UncertainWrite } from './uncertain-write.js';
 import { WriteRunner } from './write-runner.js';
+import type { OwnerEvidence } from '../domain/gitops-owner.js';
 
 /** The FAKE helm with the per-revision values `helm get values` gives (what an adoption reads through HelmReleases). */
 class ReleasesHelm extends FakeHelm {
@@ -44,6 +45,25 @@ const SPEC = { modelConfig: 'm', toolset: ['preset:read-only'] };
 const caller = (actor: string): Caller => ({ actor, door: 'rest', requestId: `request of ${actor}` });
 const ref = (name: string) => ({ namespace: NS, name });
 
+/**
+ * What the cluster says about who owns release `a` (release-owners.ts reads it on the real cluster):
+ * nothing until a row sets `metadata`; `asked` counts the reads, which a create never makes.
+ */
+class FakeOwners {
+  metadata: OwnerEvidence['live'] = null;
+  asked = 0;
+  async evidence(namespace: string, name: string): Promise<OwnerEvidence> {
+    this.asked++;
+    return { namespace, name, live: this.metadata, release: null, manifest: null };
+  }
+}
+const FLUX_LABELS = { labels: { 'helm.toolkit.fluxcd.io/name': 'agents', 'helm.toolkit.fluxcd.io/namespace': 'flux-apps' } };
+/** Flux takes the release over after it was made (the owner is read on every write, never kept). */
+const fluxTakesOver = (arrange: (w: Parts) => Promise<void>) => async (w: Parts) => {
+  await arrange(w);
+  w.owners.metadata = FLUX_LABELS;
+};
+
 /** The runner over fakes, as AgentsModule wires the real parts. */
 function parts() {
   const store = new FakeAgentStore();
@@ -52,8 +72,9 @@ function parts() {
   const gate = new ShutdownGate();
   const keys = new IdempotencyGate(config, NO_KEY_STORE);
   const recovery = new OperationRecovery(config, store, lock, helm, keys);
-  const runner = new WriteRunner(config, store, helm, gate, lock, keys, recovery);
-  return { store, helm, lock, gate, recovery, runner };
+  const owners = new FakeOwners();
+  const runner = new WriteRunner(config, store, helm, gate, lock, keys, recovery, undefined, owners);
+  return { store, helm, lock, gate, recovery, runner, owners };
 }
 type Parts = ReturnType<typeof parts>;
 
@@ -496,6 +517,103 @@ describe(WriteRunner.name, () => {
       await reconcile(w, 'a', intentOf);
       const recorded = w.store.journal(ref('a')).at(-1)!;
       expect(w.store.relinked).toEqual([{ from: 'op-create', to: recorded.id }]);
+    });
+  });
+
+  describe('a release Flux or Argo CD owns (docs/contract.md §13)', () => {
+    const owned = { code: 'gitops_owned', fields: ['owner'], uncertain: false, message: expect.stringContaining('managed by Flux HelmRelease flux-apps/agents') };
+    it.each<Row>([
+      {
+        situation: 'update: 409 gitops_owned naming the HelmRelease, nothing journaled, no helm',
+        arrange: fluxTakesOver(seeded()),
+        act: (w) => update(w, 'a', { description: 'v2' }),
+        ...noChange,
+        agent: { revision: 1, version: 1 },
+        refusal: owned,
+      },
+      {
+        situation: 'delete: refused alike',
+        arrange: fluxTakesOver(seeded()),
+        act: (w) => remove(w, 'a'),
+        ...noChange,
+        agent: { revision: 1, version: 1 },
+        refusal: owned,
+      },
+      {
+        situation: 'rollback: refused alike',
+        arrange: fluxTakesOver(seededTwice),
+        act: (w) => rollback(w, 'a', { revision: 1 }),
+        ...noChange,
+        agent: { revision: 2, version: 2 },
+        refusal: owned,
+      },
+      {
+        situation: 'adopt: refused alike, after its own checks read the release',
+        arrange: async (w) => {
+          await w.helm.install(ref('a'), config.agentChart, toChartValues(SPEC));
+          w.owners.metadata = FLUX_LABELS;
+        },
+        act: (w) => adopt(w, 'a'),
+        helm: ['status a', 'history a', 'values a r1'],
+        journal: [],
+        agent: null,
+        refusal: owned,
+      },
+      {
+        situation: 'a reconcile action: refused alike',
+        arrange: fluxTakesOver(seeded()),
+        act: (w) => reconcile(w, 'a', decided({ action: 'uninstall', why: 'a half-release' })),
+        ...noChange,
+        agent: { revision: 1, version: 1 },
+        refusal: owned,
+      },
+      {
+        situation: 'a stale version: 412 first, as without an owner',
+        arrange: fluxTakesOver(seeded()),
+        act: (w) => update(w, 'a', { description: 'v2', expectedVersion: 7 }),
+        ...noChange,
+        agent: { revision: 1, version: 1 },
+        refusal: { code: 'precondition_failed' },
+      },
+      {
+        situation: 'an update that changes nothing answers unchanged, as before',
+        arrange: fluxTakesOver(seeded()),
+        act: (w) => update(w, 'a', { modelConfig: 'm' }),
+        ...noChange,
+        agent: { revision: 1, version: 1 },
+        answer: { changed: false },
+      },
+      {
+        situation: 'a dry run answers (helm template only), warning that the write would be refused',
+        arrange: fluxTakesOver(seeded()),
+        act: (w) => update(w, 'a', { description: 'v2', dryRun: true }),
+        helm: ['template a'],
+        journal: [],
+        agent: { revision: 1, version: 1 },
+        answer: { dryRun: true, changed: true, warnings: [{ path: 'owner', message: expect.stringMatching(/^the write would be refused \(gitops_owned\): agent ns\/a is managed by Flux HelmRelease flux-apps\/agents/) }] },
+      },
+      {
+        situation: 'Argo CD let go (its annotation removed): the next write runs',
+        arrange: async (w) => {
+          await seeded()(w);
+          w.owners.metadata = { annotations: { 'argocd.argoproj.io/tracking-id': 'agents:kagent.dev/Agent:ns/a' } };
+          await expect(update(w, 'a', { description: 'refused' })).rejects.toMatchObject({ code: 'gitops_owned' });
+          w.owners.metadata = { annotations: {} };
+        },
+        act: (w) => update(w, 'a', { description: 'v2' }),
+        helm: ['upgrade a'],
+        journal: [succeeded('update', 'update_agent', 'bob')],
+        agent: { revision: 2, version: 2 },
+      },
+    ])('$situation', check);
+
+    it('a create does not ask (helm refuses a name whose release exists)', async () => {
+      const w = parts();
+      w.owners.metadata = FLUX_LABELS;
+      await create(w, 'a');
+      expect(w.owners.asked).toBe(0);
+      await update(w, 'a', { description: 'v2' }).catch(() => undefined);
+      expect(w.owners.asked).toBe(1);
     });
   });
 

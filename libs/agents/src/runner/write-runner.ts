@@ -16,6 +16,8 @@ import type { AgentHolding, AgentWriteStore } from './ports.js';
 import { ShutdownGate } from './shutdown-gate.js';
 import { UncertainWrite } from './uncertain-write.js';
 import type { PlanTools, WritePlan } from './write-plan.js';
+import { ReleaseOwners, type OwnerEvidenceReader } from '../cluster/release-owners.js';
+import { gitopsOwnerOf, ownedWarning, refuseGitopsOwned } from '../use-cases/checks.js';
 
 /** What the one helm call of each kind does, as the caller is told before it runs. */
 const HELM_STEP: Record<OperationKind, string> = { create: 'installing', update: 'upgrading', rollback: 'rolling back', delete: 'uninstalling' };
@@ -23,7 +25,7 @@ const HELM_STEP: Record<OperationKind, string> = { create: 'installing', update:
 /**
  * The order every state change follows, written once: idempotency claim → (a dry run: checks and
  * its answer) → the shutdown gate → the agent's lock (waiting in line) → settle interrupted
- * operations → checks → journal the intent → the change (one helm call) → record → answer, composed
+ * operations → checks (the plan's, then whether Flux or Argo CD owns the release) → journal the intent → the change (one helm call) → record → answer, composed
  * after the record transaction returned → the key's answer kept. Each state change is a plan: a
  * caller's write (use-cases/*.ts), an adoption, a reconcile action.
  * A real run checks only under the lock, where every other replica's write counts: checking
@@ -43,6 +45,8 @@ export class WriteRunner {
     private readonly recovery: OperationRecovery,
     /** Where the chart comes from (an OCI AGENT_CHART pulled once, the bundled one while it cannot be); without it, AppConfig.agentChart as given. */
     @Optional() private readonly charts?: ChartSources,
+    /** Who else manages a release (Flux, Argo CD), read on every write; without it (unit suites without a cluster) not asked. */
+    @Optional() @Inject(ReleaseOwners) private readonly owners?: OwnerEvidenceReader,
   ) {}
 
   /**
@@ -84,7 +88,8 @@ export class WriteRunner {
         if (!plan.dryRun) return this.exclusive(caller, plan, claimed);
         await this.settledForPreview(plan);
         const checked = await plan.check();
-        return (await plan.unchanged?.(checked)) ?? plan.preview(checked);
+        const unchanged = await plan.unchanged?.(checked);
+        return unchanged ?? this.warnedIfOwned(plan, await plan.preview(checked));
       },
       {
         settle: () => this.held(plan, async () => void (await this.recovery.settle(plan.namespace, plan.name))),
@@ -92,6 +97,20 @@ export class WriteRunner {
         replayed: (answer, sent) => this.stillStands(plan, answer, sent),
       },
     );
+  }
+
+  /**
+   * A dry run answers whoever owns the release (docs/contract.md §13); one whose answer carries
+   * warnings (an update's) says the write itself would be refused, naming the owner. A failed read
+   * of the owner leaves the dry run's answer as it is: the write would read it again.
+   */
+  private async warnedIfOwned<C, A, R>(plan: WritePlan<C, A, R>, answer: A): Promise<A> {
+    const warnings = (answer as { warnings?: unknown }).warnings;
+    if (plan.checkOwner === false || !Array.isArray(warnings)) return answer;
+    const target = { namespace: plan.namespace, name: plan.name, operation: plan.operation ?? `${plan.kind}_agent` };
+    const owner = await gitopsOwnerOf(this.owners, target).catch(() => null);
+    if (owner) warnings.push(ownedWarning(owner, target));
+    return answer;
   }
 
   /** `work` holding the agent as the plan takes it, through the shutdown gate. */
@@ -123,6 +142,8 @@ export class WriteRunner {
       const checked = await plan.check();
       const unchanged = await plan.unchanged?.(checked);
       if (unchanged !== undefined) return unchanged;
+      // After the plan's own checks (a missing agent, a stale version answer as before) and only for a write that changes something.
+      if (plan.checkOwner !== false) await refuseGitopsOwned(this.owners, { namespace, name, operation: plan.operation ?? `${plan.kind}_agent` });
       const change = () => this.change(caller, plan, checked, stuck, lease, claimed);
       const traced = plan.trace?.(checked);
       return traced ? Tracing.span(traced.name, { root: true, attributes: traced.attributes }, change) : change();

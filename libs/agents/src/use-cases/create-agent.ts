@@ -29,6 +29,8 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: Ag
     dryRun: input.dryRun ?? false,
     idempotencyKey: input.requestId,
     request: { ...spec, namespace, name, ...(origin ? { blueprint: origin } : {}) },
+    // helm install refuses a name whose release exists, as before; there is no release yet for anyone to own.
+    checkOwner: false,
     async check() {
       if (await tools.repository.findActive(namespace, name)) throw exists(namespace, name);
       return { spec, modelWarnings: (await tools.modelConfigs?.check(namespace, spec.modelConfig)) ?? [] };
