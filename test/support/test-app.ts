@@ -41,6 +41,23 @@ export function unreachableKubeconfig(dir: string): string {
   return file;
 }
 
+let loading: Promise<typeof import('@app/common') & typeof import('@app/store') & typeof import('../../apps/agent-manager/src/app.factory.js')> | undefined;
+
+/**
+ * The service's modules, imported once per suite and one after the other: jest's ESM loader fails
+ * two dynamic imports that link the same module at once ("request for 'reflect-metadata' is not in
+ * cache"), which apps started together would otherwise do.
+ */
+function serviceModules() {
+  loading ??= (async () => {
+    const common = await import('@app/common');
+    const store = await import('@app/store');
+    const factory = await import('../../apps/agent-manager/src/app.factory.js');
+    return { ...common, ...store, ...factory };
+  })();
+  return loading;
+}
+
 /**
  * The whole service on port 0 with a fresh store — a temp SQLite file, or a fresh database
  * on TEST_DATABASE_URL's PostgreSQL, dropped in close() — the real helm and the chart in this
@@ -52,11 +69,7 @@ export function unreachableKubeconfig(dir: string): string {
  * load the whole module graph (about 1.4 CPU-seconds per suite, measured).
  */
 export async function startTestApp(env: Record<string, string | undefined> = {}, given?: TestClock): Promise<TestApp> {
-  const [{ loadConfig, TestClock }, { Store }, { createApp }] = await Promise.all([
-    import('@app/common'),
-    import('@app/store'),
-    import('../../apps/agent-manager/src/app.factory.js'),
-  ]);
+  const { loadConfig, TestClock, Store, createApp } = await serviceModules();
   const clock = given ?? new TestClock();
   const dir = mkdtempSync(join(tmpdir(), 'agent-manager-test-'));
   let database: FreshDatabase | undefined;
