@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
-import { AgentsRepository } from '@app/agents';
 
 /** Values no door may show to a caller who only runs the blueprint's tool. */
 export const SECRETS = ['secret-model-config', 'SECRET-PROMPT-7731', 'workflow:hidden-triage', 'gold-tier'];
@@ -22,6 +21,8 @@ export const HELPER = {
 
 /** An agent recorded as if a create through a blueprint's tool had succeeded (no cluster is there to create one). */
 export async function seedHolder(app: INestApplication, namespace: string, name: string, origin: { blueprint: string; version: number }): Promise<void> {
+  // Imported here: a suite that seeds nothing does not load the agents module graph for this helper.
+  const { AgentsRepository } = await import('@app/agents');
   const repository = app.get(AgentsRepository);
   const spec = { modelConfig: 'secret-model-config', toolset: ['preset:read-only'], systemMessage: 'SECRET-PROMPT-7731' };
   const values = { ...spec, description: '', displayName: '', labels: {}, annotations: {} };
@@ -31,6 +32,8 @@ export async function seedHolder(app: INestApplication, namespace: string, name:
 
 /** The holder marked deleted as a delete would leave it (no cluster is there to uninstall from). */
 export async function forgetHolder(app: INestApplication, namespace: string, name: string): Promise<void> {
+  // Imported here: a suite that seeds nothing does not load the agents module graph for this helper.
+  const { AgentsRepository } = await import('@app/agents');
   const repository = app.get(AgentsRepository);
   const agent = await repository.findActive(namespace, name);
   const operation = await repository.startOperation({ id: randomUUID(), kind: 'delete', namespace, name, agentId: agent!.id, request: {}, actor: 'seed', owner: 'seed' });

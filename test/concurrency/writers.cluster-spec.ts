@@ -223,7 +223,8 @@ describe('writers across replicas, crashes and retries', () => {
   it('names a release left pending by a helm run that died, frees it with a rollback asked to, and writes again', async () => {
     const name = 'stuck';
     const path = `/api/v1/agents/${ns}/${name}`;
-    const survivor = procs[0] ?? (await start());
+    // In this process, on a clock the test moves: the dead replica's lease expires on it without waiting it out.
+    const survivor = await startHere();
     expect((await call(survivor.url, 'POST', '/api/v1/agents', { ...base, name, namespace: ns })).status).toBe(201);
     // A write of ours is journaled; its replica will die before its helm runs.
     const doomed = await start(slow(60, 0));
@@ -252,7 +253,7 @@ describe('writers across replicas, crashes and retries', () => {
     await doomed.kill();
     await write;
 
-    await sleep(LEASE_TTL_SECONDS * 1000 + 300); // the dead replica's lease has expired
+    survivor.clock.advance(LEASE_TTL_SECONDS * 1000 + 300); // the dead replica's lease has expired
     const refused = await call(survivor.url, 'PATCH', path, { systemMessage: 'while stuck' });
     expect(refused.status).toBe(409);
     expect(refused.body.error.message).toContain('helm reports the release pending-upgrade');

@@ -1,5 +1,7 @@
 // npm test: also with helm 3 — adoption reads each major's list, history and values output
-// npm test: also on PostgreSQL — a store rebuilt from the releases: records, revisions and history written anew
+// Not in the PostgreSQL pass: every store here is a SQLite file the suite names (the file removed while
+// the service runs is the fault), so that pass ran SQLite again; rebuild and adopt on PostgreSQL are
+// reconcile.int-spec.ts's, and `store rebuild` opening a PostgreSQL store is store-rebuild-cli.e2e-spec.ts's.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

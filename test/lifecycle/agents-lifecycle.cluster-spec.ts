@@ -1,6 +1,7 @@
 // npm test: also with helm 3 — install, upgrade, rollback and uninstall: each major's flags and the JSON it prints
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
+import { ApiServerDoor } from '../support/apiserver-door.js';
 import { TestCluster } from '../support/cluster.js';
 import { call, startTestApp, statusOnceSeen, type TestApp } from '../support/test-app.js';
 
@@ -14,6 +15,7 @@ jest.setTimeout(240_000);
 describe('agent lifecycle against a real API server', () => {
   let t: TestApp;
   let cluster: TestCluster;
+  let door: ApiServerDoor;
   let helm: HelmClient;
   let ns: string;
   const name = 'incident-helper';
@@ -27,11 +29,13 @@ describe('agent lifecycle against a real API server', () => {
   };
 
   beforeAll(async () => {
-    // One case stops its API server: one of its own, not the run's shared one.
-    cluster = await TestCluster.ownControlPlane();
+    // One case takes the API server out of the service's reach: the service (and its helm) reach the
+    // run's shared one through a door that case shuts, so no control plane of its own is started.
+    cluster = TestCluster.fromEnv();
+    door = await ApiServerDoor.before(cluster.kubeconfig);
     // The automatic reconciler is not under test here (test/lifecycle/reconciler.cluster-spec.ts is its
     // suite), and a finding of its own would race the assertions: off, as in the other cluster suites.
-    t = await startTestApp({ KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' });
+    t = await startTestApp({ KUBECONFIG: door.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' });
     helm = new HelmClient({ bin: process.env.HELM_BIN ?? resolveHelmBinary(), kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
     ns = await cluster.freshNamespace('life');
     path = `/api/v1/agents/${ns}/${name}`;
@@ -39,7 +43,7 @@ describe('agent lifecycle against a real API server', () => {
 
   afterAll(async () => {
     await t?.close();
-    await cluster?.stop();
+    await door?.shut();
   });
 
   it('creates: a release, the Agent with X-Muster-Toolset exactly as declared, and revision 1 with the values helm reports', async () => {
@@ -157,7 +161,7 @@ describe('agent lifecycle against a real API server', () => {
   });
 
   it('answers backend_error while the API server is down, changes nothing, and succeeds once it is back', async () => {
-    await cluster.stopApiserver();
+    await door.shut();
     try {
       const res = await call(t.url, 'PATCH', path, { systemMessage: 'During the outage.' });
       expect(res.status).toBe(502);
@@ -168,7 +172,7 @@ describe('agent lifecycle against a real API server', () => {
       expect(agent.body.lastOperation).toMatchObject({ kind: 'update', state: 'failed', errorCode: 'backend_error' });
       expect((await call(t.url, 'GET', `${path}/status`)).body.verdict).toBe('unknown');
     } finally {
-      await cluster.startApiserver();
+      await door.open();
     }
     const res = await call(t.url, 'PATCH', path, { systemMessage: 'After the outage.' });
     expect(res.status).toBe(200);

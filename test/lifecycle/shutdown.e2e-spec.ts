@@ -6,7 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
-import { unreachableKubeconfig } from '../support/test-app.js';
+import { freshDatabaseUrl, unreachableKubeconfig, type FreshDatabase } from '../support/test-app.js';
 
 /**
  * SIGTERM with a request still open: the pod's grace period is SHUTDOWN_TIMEOUT_SECONDS plus the
@@ -16,18 +16,22 @@ import { unreachableKubeconfig } from '../support/test-app.js';
 let service: ServiceProcess | undefined;
 let client: Socket | undefined;
 let dir: string | undefined;
+let db: FreshDatabase | undefined;
 
 afterEach(async () => {
   client?.destroy();
   await service?.kill().catch(() => undefined);
+  await db?.drop();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  service = client = dir = undefined;
+  service = client = dir = db = undefined;
 });
 
 describe('shutdown', () => {
   it('does not wait for a request whose client stopped sending: it cuts it, closes the store and exits 0', async () => {
     dir = mkdtempSync(join(tmpdir(), 'shutdown-e2e-'));
-    service = await startServiceProcess({ DATABASE_URL: `file:${join(dir, 'store.db')}`, KUBECONFIG: unreachableKubeconfig(dir), SHUTDOWN_TIMEOUT_SECONDS: '1' });
+    // The pass's store (a PostgreSQL database in that pass): its connections must end for the process to exit.
+    db = await freshDatabaseUrl();
+    service = await startServiceProcess({ DATABASE_URL: db.url, KUBECONFIG: unreachableKubeconfig(dir), SHUTDOWN_TIMEOUT_SECONDS: '1' });
     const { port } = new URL(service.url);
     // A create whose body never finishes arriving: the request stays open on the server.
     client = connect(Number(port), '127.0.0.1');

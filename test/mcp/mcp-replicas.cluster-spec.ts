@@ -1,4 +1,6 @@
-// npm test: also on PostgreSQL — MCP sessions kept in the store and served by two replicas
+// Not in the PostgreSQL pass: the store side of this (MCP sessions kept in the store, one session
+// served by two replicas, one killed) is mcp-replicas.e2e-spec.ts's, on PostgreSQL too; what this suite
+// adds, the real writes, are helm's and the API server's.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TestCluster } from '../support/cluster.js';

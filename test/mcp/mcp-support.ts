@@ -6,7 +6,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { AgentsRepository } from '@app/agents';
 import type { TestClock } from '@app/common';
 import { startTestApp, unreachableKubeconfig, withoutMcpSettings } from '../support/test-app.js';
 
@@ -74,6 +73,8 @@ export function text(result: CallToolResult): string {
 
 /** An agent recorded as if an earlier create had succeeded (no cluster is there to create one). */
 export async function seedAgent(app: INestApplication, namespace: string, name: string, toolset: string[]): Promise<void> {
+  // Imported here: a suite that seeds nothing does not load the agents module graph for this helper.
+  const { AgentsRepository } = await import('@app/agents');
   const repository = app.get(AgentsRepository);
   const spec = { modelConfig: 'default-model-config', toolset };
   const values = { ...spec, description: '', displayName: '', systemMessage: '', labels: {}, annotations: {} };

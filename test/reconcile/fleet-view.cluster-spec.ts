@@ -1,39 +1,16 @@
 // npm test: also with helm 3 — the release label (--labels, helm 3.13+) on install, upgrade and rollback, and helm 3's release Secret decoded in-process
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { FleetView, type FleetChange } from '@app/agents';
-import { HelmClient, resolveHelmBinary, type ReleaseRef } from '@app/helm';
-import { ClusterState } from '@app/kube';
+import { HelmClient, type ReleaseRef } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';
+import { CHART, HELM, startedView, until } from './fleet-view-support.js';
 
 // Sized for 2 cores shared with other builds: about ten helm runs of up to 60 s each.
 jest.setTimeout(300_000);
 
-const CHART = { ref: join(process.cwd(), 'charts', 'agent') };
-const HELM = process.env.HELM_BIN ?? resolveHelmBinary();
 const run = promisify(execFile);
-
-/** A view of `cluster` over `namespaces` (empty: the whole cluster), started and synced. */
-async function startedView(cluster: TestCluster, namespaces: string[] = []): Promise<FleetView> {
-  const view = new FleetView(new ClusterState({ KUBECONFIG: cluster.kubeconfig }), cluster.kubeconfig);
-  view.start(namespaces);
-  expect(await view.whenSynced(60_000)).toBe(true);
-  return view;
-}
-
-/** Waits until `check` holds (a ceiling for a hang, not a timing target); answers its last value. */
-async function until<T>(what: string, read: () => T, check: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  let value = read();
-  while (!check(value)) {
-    if (Date.now() > deadline) throw new Error(`the view never showed ${what}; it holds ${JSON.stringify(value)?.slice(0, 500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    value = read();
-  }
-  return value;
-}
 
 /** helm as someone runs it by hand, without agent-manager's label. */
 async function helmByHand(cluster: TestCluster, ...args: string[]): Promise<void> {
@@ -144,43 +121,5 @@ describe(FleetView.name, () => {
     await until('the uninstall', () => [view.release(ref()), view.agent(ref())], ([release, agent]) => release === null && agent === null);
     expect(view.keys()).not.toContainEqual(ref());
     expect(changes).toEqual(expect.arrayContaining([{ kind: 'release', namespace: ns, name: 'watched' }, { kind: 'agent', namespace: ns, name: 'watched' }]));
-  });
-});
-
-/** A control plane of its own: its API server is stopped and started. */
-describe(`${FleetView.name} across an API server restart`, () => {
-  let cluster: TestCluster;
-  let helm: HelmClient;
-  let view: FleetView;
-  let ns: string;
-
-  beforeAll(async () => {
-    cluster = await TestCluster.ownControlPlane();
-    helm = new HelmClient({ bin: HELM, kubeconfig: cluster.kubeconfig, timeoutSeconds: 60 });
-    ns = await cluster.freshNamespace('fleet');
-    view = await startedView(cluster, []);
-  });
-
-  afterAll(async () => {
-    await view?.stop();
-    await helm?.close();
-    await cluster?.stop();
-  });
-
-  it('lists again when its watch is too old to resume, and sees a change made after the API server came back', async () => {
-    const ref = { namespace: ns, name: 'survivor' };
-    await helm.install(ref, CHART, { modelConfig: 'before' });
-    await until('the install', () => view.release(ref), (r) => r?.revision === 1);
-    // A write the Secret watch does not select: the API server's watch cache starts after the watch's last resourceVersion when it restarts, so resuming it answers 410 Gone.
-    await cluster.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'unwatched' } } });
-    await cluster.stopApiserver();
-    await until('the broken watch', () => view.synced, (synced) => !synced);
-    await cluster.startApiserver();
-    expect(await view.whenSynced(60_000)).toBe(true);
-    expect(view.stats().relists).toBeGreaterThanOrEqual(1);
-    expect(view.release(ref)).toMatchObject({ revision: 1, values: { modelConfig: 'before' } });
-    await helm.upgradeInstall(ref, CHART, { modelConfig: 'after' });
-    const release = await until('the upgrade after the restart', () => view.release(ref), (r) => r?.revision === 2 && r.status === 'deployed');
-    expect(release?.values).toEqual({ modelConfig: 'after' });
   });
 });

@@ -1,4 +1,6 @@
-// npm test: also with helm 3 — upgrades to another chart and helm rollback to the revision before, each major's flags
+// Not in the helm 3 pass: its moves and returns are `helm upgrade --install` within chart major 0
+// (a return is an upgrade, not helm rollback), the flags agents-lifecycle.cluster-spec.ts runs on each
+// major; the move across majors and the kept Agent are major-rollout.cluster-spec.ts's, on both.
 // npm test: also on PostgreSQL — rollouts and their agents stored, and taken on by a restarted service from the store
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
