@@ -119,11 +119,13 @@ async function restCall(doors: OperationDoors, operation: OperationDescriptor, r
     else queryOnly(req);
   }
   const query = (req.query ?? {}) as Record<string, unknown>;
-  const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query);
+  const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query, { body: req.body as unknown, header: (name) => req.header(name) });
   const input: OperationInput = { path: req.params, args, headers: () => writeHeaders(req) };
   const answer = await doors.run(operation, input);
-  rest.reply?.(answer, { status: (code) => res.status(code), etag: (agent) => agent && res.setHeader('ETag', `"${agent.version}"`), location: (path) => res.setHeader('Location', path) }, input);
-  return answer;
+  const text = rest.reply?.(answer, { status: (code) => res.status(code), etag: (agent) => agent && res.setHeader('ETag', `"${agent.version}"`), location: (path) => res.setHeader('Location', path) }, input);
+  if (!text) return answer;
+  res.setHeader('Content-Type', text.contentType);
+  return text.text;
 }
 
 /** The write headers: Idempotency-Key and If-Match (an ETag from this API: "<version>"). */
