@@ -123,9 +123,14 @@ async function restCall(doors: OperationDoors, operation: OperationDescriptor, r
   const input: OperationInput = { path: req.params, args, headers: () => writeHeaders(req) };
   const answer = await doors.run(operation, input);
   const text = rest.reply?.(answer, { status: (code) => res.status(code), etag: (agent) => agent && res.setHeader('ETag', `"${agent.version}"`), location: (path) => res.setHeader('Location', path) }, input);
-  if (!text) return answer;
+  // Most replies are one-expression arrows whose value is not a text (res.setHeader returns res).
+  if (!isText(text)) return answer;
   res.setHeader('Content-Type', text.contentType);
   return text.text;
+}
+
+function isText(value: unknown): value is { contentType: string; text: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { contentType?: unknown }).contentType === 'string' && typeof (value as { text?: unknown }).text === 'string';
 }
 
 /** The write headers: Idempotency-Key and If-Match (an ETag from this API: "<version>"). */
