@@ -67,10 +67,13 @@ export class ImportRequestDto {
   prune?: boolean;
 }
 
+/** What a spec or blueprint field holds: a text, a list (toolset, open) or a map (fixed, defaults); a label's value is a text. */
+const FIELD_VALUE = [{ type: 'string' }, { type: 'array', items: { type: 'string' } }, { type: 'object', additionalProperties: true }];
+
 export class FieldChangeDto {
   @ApiProperty({ example: 'toolset' }) path: string;
-  @ApiPropertyOptional({ description: 'Absent: the field was not set' }) before?: unknown;
-  @ApiPropertyOptional({ description: 'Absent: the field goes away' }) after?: unknown;
+  @ApiPropertyOptional({ description: 'Absent: the field was not set', oneOf: FIELD_VALUE }) before?: unknown;
+  @ApiPropertyOptional({ description: 'Absent: the field goes away', oneOf: FIELD_VALUE }) after?: unknown;
 }
 
 export class ImportErrorDto {

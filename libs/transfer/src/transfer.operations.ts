@@ -1,11 +1,12 @@
 import { parse } from 'yaml';
-import { ApiBody, ApiOperation, ApiQuery, ApiResponse } from '@app/common';
+import { ApiBody, ApiConsumes, ApiOperation, ApiQuery, ApiResponse } from '@app/common';
 import { defineOperation, errorExample, ErrorResponseDto, parseInput, type OperationSet } from '@app/doors';
 import { ExportQueryDto, ExportResultDto, ImportRequestDto, ImportResultDto } from './transfer.dto.js';
 import { TransferService } from './transfer.service.js';
 
 const error = (status: number, description: string, example: ReturnType<typeof errorExample>) => ApiResponse({ status, description, type: ErrorResponseDto, example });
-const forbidden = error(403, 'forbidden: the operation is not granted to the caller on "*" (export) or anywhere (import)', errorExample('forbidden', 'export_agents in namespace "*" is not granted to token:ci'));
+const forbidden = (operation: string, where: string) =>
+  error(403, `forbidden: ${operation} is not granted to the caller ${where}`, errorExample('forbidden', `${operation} in namespace "*" is not granted to token:ci`));
 const invalidDocument = error(
   400,
   'invalid_request: the document (or a query parameter) is wrong; details name each field path',
@@ -78,7 +79,7 @@ export const TRANSFER_OPERATIONS: OperationSet = {
             },
           }),
           invalidDocument,
-          forbidden,
+          forbidden('export_agents', 'on "*" (an admin\'s: it reads every namespace)'),
         ],
         reply: (answer, reply, input) => {
           const { yaml } = answer as ExportResultDto;
@@ -122,13 +123,14 @@ export const TRANSFER_OPERATIONS: OperationSet = {
           }),
           ApiQuery({ name: 'dryRun', required: false, type: Boolean, description: 'Answer the plan only' }),
           ApiQuery({ name: 'prune', required: false, type: Boolean, description: "Delete the agents of the document's selection it does not list" }),
+          ApiConsumes('application/yaml', 'application/json'),
           ApiBody({
-            description: 'The fleet document (docs/contract.md §12)',
-            schema: { type: 'string', example: 'apiVersion: agent-manager.io/v1\nkind: AgentFleet\nselection: {namespaces: [agents]}\nblueprints: []\nagents: []\n' },
+            description: 'The fleet document (docs/contract.md §12): its YAML text, or its JSON form',
+            schema: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }], example: 'apiVersion: agent-manager.io/v1\nkind: AgentFleet\nselection: {namespaces: [agents]}\nblueprints: []\nagents: []\n' },
           }),
           ApiResponse({ status: 200, description: 'The plan, and what became of each item', type: ImportResultDto }),
           invalidDocument,
-          forbidden,
+          forbidden('import_agents', 'in any namespace (each item is then authorized as the write it is)'),
         ],
       },
       tool: {
