@@ -71,6 +71,14 @@ describe('agents as code: export and the import plan', () => {
     const byBlueprint = parse((await exportText(t.url, '?blueprint=helper')).text);
     expect(byBlueprint.agents.map((a: { name: string }) => a.name)).toEqual(['agent-0']);
     expect(byBlueprint.blueprints.map((b: { name: string }) => b.name)).toEqual(['helper']);
+    const saved = await call(t.url, 'POST', '/api/v1/blueprints/helper/versions', { ...BLUEPRINT, name: undefined, description: 'Creates a helper, second edition.' });
+    expect(saved.status).toBe(201);
+    const history = parse((await exportText(t.url, '?blueprint=helper&blueprintHistory=true')).text).blueprints[0];
+    expect(history).toMatchObject({ name: 'helper', version: 2, description: 'Creates a helper, second edition.' });
+    expect(history.history.map((v: { version: number; description: string }) => [v.version, v.description])).toEqual([
+      [1, BLUEPRINT.description],
+      [2, 'Creates a helper, second edition.'],
+    ]);
     const bad = await exportText(t.url, '?label=tier');
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.text).error.details[0].path).toMatch(/^label/);
