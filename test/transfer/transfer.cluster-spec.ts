@@ -121,4 +121,15 @@ describe('agents as code: import applied through the write pipeline', () => {
     const left = parse((await exportText(target.url)).text).agents.map((a: { name: string }) => a.name);
     expect(left).toHaveLength(9);
   });
+
+  it('creates pruned agents again when the first document is imported again: a new write, not an answer kept from the first', async () => {
+    const res = await importYaml(target.url, exported);
+    const results = Object.fromEntries(res.body.items.filter((i: { kind: string }) => i.kind === 'agent').map((i: { name: string; result: string }) => [i.name, i.result]));
+    // Changed since that export: the 3 updated, the one patched by hand and the one updated after it.
+    expect(['agent-2', 'agent-4', 'agent-5', 'agent-6', 'agent-8'].map((name) => results[name])).toEqual(Array(5).fill('conflict'));
+    expect([results['agent-7'], results['agent-9']]).toEqual(['created', 'created']);
+    expect(await cluster.agent(ns, 'agent-7')).not.toBeNull();
+    const revisions = await call(target.url, 'GET', `/api/v1/agents/${ns}/agent-7/revisions?life=all`);
+    expect(revisions.body.lives.map((l: { state: string }) => l.state)).toEqual(['deleted', 'active']);
+  });
 });

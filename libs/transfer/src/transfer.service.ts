@@ -64,7 +64,8 @@ export class TransferService {
     const items: ImportItemDto[] = [];
     for (const plan of blueprintPlans) items.push(await this.blueprintItem(access, plan, bodies.get(plan.name)!, dryRun));
     for (const plan of agentPlans) {
-      items.push(await this.agentItem(access, plan, entries.get(`${plan.namespace}/${plan.name}`), { dryRun, key: itemKey(digest, plan), blueprints: storedBlueprints }));
+      const key = dryRun ? '' : itemKey(digest, plan, await this.livesOf(plan));
+      items.push(await this.agentItem(access, plan, entries.get(`${plan.namespace}/${plan.name}`), { dryRun, key, blueprints: storedBlueprints }));
     }
     const summary: Record<string, number> = {};
     for (const item of items) summary[item.result] = (summary[item.result] ?? 0) + 1;
@@ -131,6 +132,12 @@ export class TransferService {
     if (!stored) return undefined;
     const version = entry.blueprint.version <= stored.latestVersion ? entry.blueprint.version : stored.activeVersion;
     return { blueprint: stored.name, version };
+  }
+
+  /** How many agents of this name the store ever recorded (a create's key then differs from the last life's create). */
+  private async livesOf(plan: AgentPlan): Promise<number> {
+    if (plan.action !== 'create') return 0;
+    return (await this.agentsRepository.revisionsOfAllLives(plan.namespace, plan.name)).length;
   }
 
   /** Every active agent the selection picks, by namespace and name. */
@@ -222,9 +229,15 @@ function storedOf(agent: AgentDto): StoredAgent {
   return { namespace: agent.namespace, name: agent.name, version: agent.version, spec: { ...agent.spec }, origin: agent.blueprint && { blueprint: agent.blueprint.blueprint, version: agent.blueprint.version } };
 }
 
-/** The idempotency key of one item's write: the same document and item give the same key, so a retried import replays rather than repeats. */
-function itemKey(digest: string, plan: AgentPlan): string {
-  const item = createHash('sha256').update(`${plan.action}\n${plan.namespace}\n${plan.name}`).digest('hex');
+/**
+ * The idempotency key of one item's write: the same document and item give the same key, so an
+ * import retried after a write whose outcome was uncertain replays or settles it rather than
+ * repeating it. The item includes what the write starts from (the version an update or prune
+ * planned on, the lives a create follows): the same document applied again after the agent was
+ * changed or deleted meanwhile is a new write, not the replay of an answer kept from before.
+ */
+function itemKey(digest: string, plan: AgentPlan, lives: number): string {
+  const item = createHash('sha256').update(`${plan.action}\n${plan.namespace}\n${plan.name}\n${plan.storedVersion ?? 0}\n${lives}`).digest('hex');
   return `import-${digest.slice(0, 32)}-${item.slice(0, 32)}`;
 }
 
