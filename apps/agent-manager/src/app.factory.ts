@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { json } from 'express';
+import { json, text } from 'express';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { ShutdownGate } from '@app/agents';
 import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig, type Clock } from '@app/common';
@@ -13,11 +13,18 @@ import { AppModule } from './app.module.js';
 import { refuseBeforeBody, rejectInvalidUtf8, verifyUtf8 } from './bounded-input.js';
 import { ErrorFilter } from './error.filter.js';
 import { HealthController } from './health.controller.js';
-import { hardenHttp, requireJsonBodies, requireMcpBearer, serveProtectedResourceMetadata } from './http-hardening.js';
+import { hardenHttp, requireJsonBodies, requireMcpBearer, serveProtectedResourceMetadata, YAML_TYPES } from './http-hardening.js';
 import { observeHttp, serveMetrics } from './http-telemetry.js';
 import { buildOpenApi, serveApiDocs } from './openapi.js';
 
 export const OPENAPI_PATH = 'api/v1/openapi.json';
+
+/**
+ * The body limit of POST /api/v1/import (BODY_LIMIT_BYTES when that is larger): a fleet document of
+ * a few thousand agents with long system messages; the route is refused before its body is read to
+ * a caller granted import_agents nowhere.
+ */
+export const IMPORT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 
 const documents = new WeakMap<INestApplication, Promise<OpenAPIObject>>();
 
@@ -64,6 +71,9 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   requireMcpBearer(app, config);
   refuseBeforeBody(app);
   requireJsonBodies(app);
+  // A fleet document (import) is larger than any other body: its own limit, and YAML besides JSON.
+  const importLimit = Math.max(config.BODY_LIMIT_BYTES, IMPORT_BODY_LIMIT_BYTES);
+  app.use('/api/v1/import', text({ type: YAML_TYPES, limit: importLimit, verify: verifyUtf8 }), json({ limit: importLimit, verify: verifyUtf8 }));
   // express's own parser: Nest's useBodyParser keeps `verify` for its rawBody option.
   app.use(json({ limit: config.BODY_LIMIT_BYTES, verify: verifyUtf8 }));
   rejectInvalidUtf8(app);

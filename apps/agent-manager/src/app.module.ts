@@ -8,10 +8,11 @@ import { KubeModule } from '@app/kube';
 import { McpModule, McpRegistry } from '@app/mcp';
 import { StoreModule } from '@app/store';
 import { TelemetryModule } from '@app/telemetry';
+import { TRANSFER_OPERATIONS, TransferModule } from '@app/transfer';
 import { HealthController } from './health.controller.js';
 
 /** What AUTHZ_POLICY_FILE may name: every operation each module declares (agents, reconcile, blueprints) and the transport's own tools. */
-export const OPERATIONS: readonly string[] = [...operationNames(AGENT_OPERATIONS, RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS, PRESET_OPERATIONS, BLUEPRINT_OPERATIONS, MODEL_CONFIG_OPERATIONS, CHANGE_OPERATIONS), ...McpRegistry.ownTools];
+export const OPERATIONS: readonly string[] = [...operationNames(AGENT_OPERATIONS, RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS, PRESET_OPERATIONS, BLUEPRINT_OPERATIONS, MODEL_CONFIG_OPERATIONS, CHANGE_OPERATIONS, TRANSFER_OPERATIONS), ...McpRegistry.ownTools];
 
 @Module({})
 export class AppModule {
@@ -20,7 +21,7 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [TelemetryModule, StoreModule, KubeModule, AuthModule.forRoot({ operations: OPERATIONS }), AgentsModule, BlueprintsModule, McpModule],
+      imports: [TelemetryModule, StoreModule, KubeModule, AuthModule.forRoot({ operations: OPERATIONS }), AgentsModule, BlueprintsModule, TransferModule, McpModule],
       controllers: [HealthController],
       providers: [
         { provide: AppConfig, useValue: config },

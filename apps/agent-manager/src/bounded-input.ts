@@ -22,6 +22,7 @@ const BODY_ROUTES: readonly { method: string; path: RegExp; operation: string }[
   { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/rollback\/?$/, operation: 'rollback_blueprint' },
   { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/rename\/?$/, operation: 'rename_blueprint' },
   { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/upgrade\/?$/, operation: 'upgrade_blueprint_agents' },
+  { method: 'POST', path: /^\/api\/v1\/import\/?$/, operation: 'import_agents' },
 ];
 
 /** The operation of a REST route that takes a body, or undefined. */

@@ -20,6 +20,7 @@ export async function buildOpenApi(app: INestApplication, version: string): Prom
     .addTag('changes', 'Four eyes: writes the policy marks as needing approval, proposed with their diff and applied once another person approves')
     .addTag('fleet', 'Fleet rollouts: a chart release moved to the agents a selector picks, in health-gated waves; pause, resume, cancel')
     .addTag('admin', 'Convergence: reconcile the store, helm releases and live Agents, and adopt releases the store lost')
+    .addTag('transfer', 'Agents as code: the fleet as one YAML document (export), and a document planned against the store and applied item by item (import)')
     .addTag('blueprints', 'Blueprints: named, versioned bundles of create arguments, each served as its own MCP tool whose input holds only the open arguments (not Muster presets)')
     .addBearerAuth(
       {

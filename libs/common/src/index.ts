@@ -12,6 +12,7 @@ export { OperationContexts } from './operation-context.js';
 export type { CallFacts, Door, KubeIdentity, NewOperationContext, OperationContext } from './operation-context.js';
 export {
   ApiBody,
+  ApiConsumes,
   ApiExcludeController,
   ApiExtraModels,
   ApiHeader,

@@ -37,6 +37,7 @@ function deferred<Name extends keyof SwaggerModule>(name: Name): SwaggerModule[N
 }
 
 export const ApiBody = deferred('ApiBody');
+export const ApiConsumes = deferred('ApiConsumes');
 export const ApiExcludeController = deferred('ApiExcludeController');
 export const ApiExtraModels = deferred('ApiExtraModels');
 export const ApiHeader = deferred('ApiHeader');

@@ -37,8 +37,12 @@ export interface RestRoute<Answer> {
   path: string;
   /** The status of a success when it is not Nest's default for the method (@HttpCode). */
   status?: number;
-  /** Where the arguments after the path come from; a function for a query that needs converting. Without it the route reads only its path. */
-  args?: 'body' | 'query' | ((query: Record<string, unknown>) => unknown);
+  /**
+   * Where the arguments after the path come from; a function for a query that needs converting (it
+   * may read the body and headers too: import takes its document as the body, its flags in the query).
+   * Without it the route reads only its path.
+   */
+  args?: 'body' | 'query' | ((query: Record<string, unknown>, request: { body: unknown; header(name: string): string | undefined }) => unknown);
   /**
    * Arguments come from one place only: a body route refuses any query parameter and a query
    * route any body (a misplaced dryRun would be lost and the write would run for real).
@@ -46,8 +50,8 @@ export interface RestRoute<Answer> {
   strict?: boolean;
   /** @nestjs/swagger decorators, written as they would stand above a controller method (applied bottom-up, as TypeScript does). */
   openapi: MethodDecorator[];
-  /** A status or ETag that depends on the answer. */
-  reply?: (answer: NoInfer<Answer>, reply: RestReply, input: OperationInput) => void;
+  /** A status or ETag that depends on the answer; a text returned is the body instead of the answer's JSON (export's YAML). */
+  reply?: (answer: NoInfer<Answer>, reply: RestReply, input: OperationInput) => void | { contentType: string; text: string };
 }
 
 /** The MCP tool of an operation; its name is the operation's, its arguments the operation's input DTOs. */

@@ -119,11 +119,18 @@ async function restCall(doors: OperationDoors, operation: OperationDescriptor, r
     else queryOnly(req);
   }
   const query = (req.query ?? {}) as Record<string, unknown>;
-  const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query);
+  const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query, { body: req.body as unknown, header: (name) => req.header(name) });
   const input: OperationInput = { path: req.params, args, headers: () => writeHeaders(req) };
   const answer = await doors.run(operation, input);
-  rest.reply?.(answer, { status: (code) => res.status(code), etag: (agent) => agent && res.setHeader('ETag', `"${agent.version}"`), location: (path) => res.setHeader('Location', path) }, input);
-  return answer;
+  const text = rest.reply?.(answer, { status: (code) => res.status(code), etag: (agent) => agent && res.setHeader('ETag', `"${agent.version}"`), location: (path) => res.setHeader('Location', path) }, input);
+  // Most replies are one-expression arrows whose value is not a text (res.setHeader returns res).
+  if (!isText(text)) return answer;
+  res.setHeader('Content-Type', text.contentType);
+  return text.text;
+}
+
+function isText(value: unknown): value is { contentType: string; text: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { contentType?: unknown }).contentType === 'string' && typeof (value as { text?: unknown }).text === 'string';
 }
 
 /** The write headers: Idempotency-Key and If-Match (an ETag from this API: "<version>"). */

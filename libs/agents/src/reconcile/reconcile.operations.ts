@@ -9,10 +9,11 @@ import { Reconciler } from './reconcile.service.js';
 export const ADMIN_TOOLSET: ToolsetDeclaration = {
   name: 'admin',
   title: 'Administration',
-  description: 'Bring the store, helm releases and live Agents back into agreement, and adopt releases the store lost. Opt-in: ?toolsets=admin on /mcp.',
+  description: 'Bring the store, helm releases and live Agents back into agreement, adopt releases the store lost, and export or import the fleet as a document. Opt-in: ?toolsets=admin on /mcp.',
   instructions:
     'Call reconcile_agents with dryRun: true first and show the user what it would do; reports (drift, missing) are never acted on. ' +
-    'adopt_agent takes a release of the agent chart the store does not know into the store with its helm history.',
+    'adopt_agent takes a release of the agent chart the store does not know into the store with its helm history. ' +
+    'export_agents writes the fleet as a YAML document; call import_agents with dryRun: true first and show the plan before applying a document.',
   default: false,
   always: false,
 };
