@@ -9,6 +9,7 @@ import { AgentsRepository } from './persistence/agents.repository.js';
 import { IdempotencyRepository } from './persistence/idempotency.repository.js';
 import { OperationRecovery } from './application/operation-recovery.service.js';
 import { AgentsService } from './application/agents.service.js';
+import { RevisionDiffs } from './application/revision-diffs.service.js';
 import { ManifestReader } from './cluster/manifest-reader.js';
 import { FleetView } from './cluster/fleet-view.js';
 import { AgentsTools } from './api/agents.tools.js';
@@ -76,7 +77,7 @@ class JournalMetrics implements OnModuleInit {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [...restControllers(AGENT_OPERATIONS), ...restControllers(RECONCILE_OPERATIONS), ...restControllers(ROLLOUT_OPERATIONS), ...restControllers(PRESET_OPERATIONS), ...restControllers(MODEL_CONFIG_OPERATIONS), ...restControllers(CHANGE_OPERATIONS)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, FleetRollouts, RolloutsRepository, RolloutsTools, JournalMetrics, PresetSource, PresetTools, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ModelConfigsTools, ChangeGate, ChangesRepository, ChangesService, ChangesTools],
+  providers: [AgentsService, RevisionDiffs, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, ReconcileTools, FleetRollouts, RolloutsRepository, RolloutsTools, JournalMetrics, PresetSource, PresetTools, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ModelConfigsTools, ChangeGate, ChangesRepository, ChangesService, ChangesTools],
   exports: [FleetRollouts, PresetSource, AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -25,3 +25,5 @@ export type { FleetChange, FleetStats, WatchedRelease } from './cluster/fleet-vi
 export { PRESET_OPERATIONS } from './presets/presets.operations.js';
 export { PresetSource } from './presets/preset-source.js';
 export type { PresetSourceState } from './presets/preset-source.js';
+export { fieldChanges, manifestDiff } from './domain/spec-diff.js';
+export type { FieldChange } from './domain/spec-diff.js';

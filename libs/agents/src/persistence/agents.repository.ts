@@ -19,7 +19,7 @@ import {
   type RevisionKind,
   type RevisionRecord,
 } from './records.js';
-import type { AgentOrigin, AgentSpec, ChartValues } from '../domain/agent-spec.js';
+import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent } from '../domain/agent-spec.js';
 import type { AgentWriteStore, OperationStart } from '../runner/ports.js';
 import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './journal.records.js';
 
@@ -370,6 +370,21 @@ export class AgentsRepository implements AgentWriteStore {
     const lives = [];
     for (const agent of agents) lives.push({ agent: toAgentRecord(agent), revisions: await this.revisions(agent.id) });
     return lives;
+  }
+
+  /**
+   * The charts the given operations moved their agent to, by operation id (a fleet rollout's move
+   * journals the chart in its intent; other writes keep the agent's): which chart a revision used.
+   */
+  async chartsMovedTo(operationIds: string[]): Promise<Map<string, NonNullable<OperationIntent['chart']>>> {
+    if (operationIds.length === 0) return new Map();
+    const rows = await this.db.operation.findMany({ where: { id: { in: operationIds } }, select: { id: true, intent: true } });
+    const moved = new Map<string, NonNullable<OperationIntent['chart']>>();
+    for (const row of rows) {
+      const chart = (row.intent as OperationIntent | null)?.chart;
+      if (chart?.ref) moved.set(row.id, chart);
+    }
+    return moved;
   }
 
   // --- audit ---
