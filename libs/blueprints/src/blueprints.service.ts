@@ -91,7 +91,8 @@ export class BlueprintsService {
       }
       return found;
     };
-    const [before, after] = [await read(from, 'from'), (await read(to, 'to'))!];
+    const after = (await read(to, 'to'))!;
+    const before = await read(from, 'from');
     const fields = fieldChanges(before && bodyFields(before.body), bodyFields(after.body));
     return { name, from, to, activeVersion: record.activeVersion, changed: fields.length > 0, fields };
   }
