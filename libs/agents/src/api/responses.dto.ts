@@ -244,11 +244,14 @@ export class RevisionListDto {
   @ApiProperty({ type: [RevisionDto], description: 'Oldest first; with life=all, life by life' }) items: RevisionDto[];
 }
 
+/** What a changed field holds: a text, a list (the toolset, a blueprint's open arguments) or a map (a blueprint's fixed labels). */
+const FIELD_VALUE = [{ type: 'string' }, { type: 'array', items: { type: 'string' } }, { type: 'object', additionalProperties: true }];
+
 /** One field that differs between two sides of a diff (domain/spec-diff.ts): absent before (added) or after (removed). */
 export class FieldChangeDto {
   @ApiProperty({ description: 'The field, dotted for a key of labels or annotations', example: 'labels.team' }) path: string;
-  @ApiPropertyOptional({ description: 'Its value before (absent: the field was not set)', example: 'sre' }) before?: unknown;
-  @ApiPropertyOptional({ description: 'Its value after (absent: the field is not set)', example: 'platform' }) after?: unknown;
+  @ApiPropertyOptional({ description: 'Its value before (absent: the field was not set)', oneOf: FIELD_VALUE, example: 'sre' }) before?: unknown;
+  @ApiPropertyOptional({ description: 'Its value after (absent: the field is not set)', oneOf: FIELD_VALUE, example: 'platform' }) after?: unknown;
 }
 
 /** One side of a revision diff: a stored revision, or the live object on the cluster. */
