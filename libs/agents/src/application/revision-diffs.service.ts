@@ -97,19 +97,23 @@ export class RevisionDiffs {
   }
 
   /**
-   * The chart a revision used: the one the last chart move (a fleet rollout's, journaled in its
-   * intent) up to that revision named, else the chart its agent records. Revisions older than a move
-   * whose chart no move named are rendered with the agent's recorded chart (docs/rest.md says so).
+   * The chart a revision used: the one the last chart move (a fleet rollout's, journaled) at or
+   * before it applied; before a life's first move, the chart that move started from; else the
+   * chart its agent records.
    */
   private async chartOf(side: Side): Promise<ChartUsed | null> {
     if (side.kind !== 'revision') return null;
-    const upTo = side.entry.revisions.filter((r) => r.revision <= side.record.revision && r.operationId !== null);
-    const moved = await this.repository.chartsMovedTo(upTo.map((r) => r.operationId!));
-    const last = upTo.reverse().find((r) => moved.has(r.operationId!));
+    const journaled = side.entry.revisions.filter((r) => r.operationId !== null);
+    const moves = await this.repository.chartMoves(journaled.map((r) => r.operationId!));
+    const moved = journaled.filter((r) => moves.has(r.operationId!));
+    const last = moved.filter((r) => r.revision <= side.record.revision).at(-1);
     if (last) {
-      const chart = moved.get(last.operationId!)!;
-      return { ref: chart.source ?? chart.ref, version: chart.chartVersion ?? chart.version ?? null };
+      const { to } = moves.get(last.operationId!)!;
+      return { ref: to.source ?? to.ref, version: to.chartVersion ?? to.version ?? null };
     }
+    const next = moved.find((r) => r.revision > side.record.revision);
+    const from = next && moves.get(next.operationId!)!.from;
+    if (from) return from;
     return { ref: side.entry.agent.chartRef, version: side.entry.agent.chart.version };
   }
 

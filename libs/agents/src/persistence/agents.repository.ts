@@ -25,6 +25,12 @@ import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation
 
 export type { AgentWithLastOperation } from './records.js';
 
+/** A chart move a write journaled: the chart it applied, and the one the agent ran before (when the rollout kept it). */
+export interface ChartMove {
+  to: NonNullable<OperationIntent['chart']>;
+  from: { ref: string; version: string | null } | null;
+}
+
 export interface AppliedChange {
   spec: AgentSpec;
   values: ChartValues;
@@ -373,18 +379,24 @@ export class AgentsRepository implements AgentWriteStore {
   }
 
   /**
-   * The charts the given operations moved their agent to, by operation id (a fleet rollout's move
-   * journals the chart in its intent; other writes keep the agent's): which chart a revision used.
+   * The charts the given operations moved their agent between, by operation id: a fleet rollout's
+   * move (and its rollback) journals the chart it applies in its intent, and the rollout keeps the
+   * chart the agent ran before (RolloutAgent.fromChart); other writes keep the agent's chart. What a
+   * revision diff renders each revision with.
    */
-  async chartsMovedTo(operationIds: string[]): Promise<Map<string, NonNullable<OperationIntent['chart']>>> {
+  async chartMoves(operationIds: string[]): Promise<Map<string, ChartMove>> {
     if (operationIds.length === 0) return new Map();
-    const rows = await this.db.operation.findMany({ where: { id: { in: operationIds } }, select: { id: true, intent: true } });
-    const moved = new Map<string, NonNullable<OperationIntent['chart']>>();
+    const rows = await this.db.operation.findMany({ where: { id: { in: operationIds } }, select: { id: true, intent: true, request: true, agentId: true } });
+    const moves = new Map<string, ChartMove>();
     for (const row of rows) {
-      const chart = (row.intent as OperationIntent | null)?.chart;
-      if (chart?.ref) moved.set(row.id, chart);
+      const to = (row.intent as OperationIntent | null)?.chart;
+      if (!to?.ref) continue;
+      const rollout = (row.request as { rollout?: unknown } | null)?.rollout;
+      const entry = typeof rollout === 'string' && row.agentId ? await this.db.rolloutAgent.findFirst({ where: { rolloutId: rollout, agentId: row.agentId }, select: { fromChart: true } }) : null;
+      const from = entry?.fromChart ? (JSON.parse(entry.fromChart) as { ref?: string; version?: string | null }) : null;
+      moves.set(row.id, { to, from: from?.ref ? { ref: from.ref, version: from.version ?? null } : null });
     }
-    return moved;
+    return moves;
   }
 
   // --- audit ---
