@@ -9,18 +9,13 @@ import { ManifestReader } from '../cluster/manifest-reader.js';
 import type { AgentSpec } from '../domain/agent-spec.js';
 import { chartIdentity, type ChartUsed } from '../domain/chart-identity.js';
 import { comparableObjects, specOfLive, type AgentObject } from '../domain/live-spec.js';
+import { parseRevision, revisionBefore, type RevisionAt } from '../domain/revision-refs.js';
 import { fieldChanges, manifestDiff } from '../domain/spec-diff.js';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import type { AgentRecord, RevisionRecord } from '../persistence/records.js';
 import { WriteRunner } from '../runner/write-runner.js';
 
 type Life = { agent: AgentRecord; revisions: RevisionRecord[] };
-
-/** A revision a diff names: its life (1-based) and its number in that life. */
-interface RevisionAt {
-  life: number;
-  revision: number;
-}
 
 /** A side of a diff once found: a stored revision, the live object, or nothing (before the first create). */
 type Side = { kind: 'revision'; life: number; entry: Life; record: RevisionRecord } | { kind: 'live'; life: number | null; entry: Life | null } | { kind: 'none' };
@@ -126,12 +121,6 @@ export class RevisionDiffs {
   }
 }
 
-/** `3` (of `life`) or `1:3`, as the query validated it. */
-function parseRevision(text: string, life: number): RevisionAt {
-  const [a, b] = text.split(':');
-  return b === undefined ? { life, revision: Number(a) } : { life: Number(a), revision: Number(b) };
-}
-
 /** The stored revision `at` names, or a 404 naming the field and what exists. */
 function find(lives: Life[], at: RevisionAt, field: 'from' | 'to', namespace: string, name: string): Side {
   const entry = lives[at.life - 1];
@@ -150,21 +139,13 @@ function find(lives: Life[], at: RevisionAt, field: 'from' | 'to', namespace: st
   return { kind: 'revision', life: at.life, entry, record };
 }
 
-/**
- * The default `from`: the revision before `to`. Before live, the current revision (the last one
- * when no agent exists now); before a life's first revision, the last of the life before it; before
- * the very first, nothing (the diff is the whole create).
- */
+/** The default `from`: the revision before `to` (domain/revision-refs.ts), or none before the very first. */
 function before(lives: Life[], to: Side): Side {
   if (to.kind === 'none') return to;
-  const at = to.kind === 'live' ? { life: to.life ?? lives.length, next: Number.MAX_SAFE_INTEGER } : { life: to.life, next: to.record.revision };
-  for (let life = at.life; life >= 1; life--) {
-    const entry = lives[life - 1];
-    const earlier = entry.revisions.filter((r) => life < at.life || r.revision < at.next);
-    const record = earlier.at(-1);
-    if (record) return { kind: 'revision', life, entry, record };
-  }
-  return { kind: 'none' };
+  const at = revisionBefore(lives.map((l) => l.revisions.map((r) => r.revision)), to.kind === 'live' ? { live: to.life } : { life: to.life, revision: to.record.revision });
+  if (!at) return { kind: 'none' };
+  const entry = lives[at.life - 1];
+  return { kind: 'revision', life: at.life, entry, record: entry.revisions.find((r) => r.revision === at.revision)! };
 }
 
 function specOf(side: Side): AgentSpec | null {
