@@ -7,7 +7,7 @@ import { LoggingMessageNotificationSchema, type LoggingMessageNotification } fro
 import { call, CLIENT_NAME, connect, OVER_CAP, seedAgent, startApp, text, TOOLNAMES_MESSAGE, type McpTestApp } from './mcp-support.js';
 
 const DEFAULT_TOOLS = ['get_info', 'list_server_toolsets', 'list_agents', 'get_agent', 'get_agent_status', 'validate_agent', 'create_agent', 'update_agent', 'delete_agent', 'list_toolset_presets', 'validate_toolset_presets', 'list_model_configs'];
-const REVISION_TOOLS = ['list_agent_revisions', 'rollback_agent'];
+const REVISION_TOOLS = ['list_agent_revisions', 'diff_agent_revisions', 'rollback_agent'];
 const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
 /** A raw POST with headers fetch cannot set (Host). */

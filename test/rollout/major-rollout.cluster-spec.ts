@@ -101,6 +101,27 @@ describe('a rollout to the next chart major', () => {
     expect(status.body).toMatchObject({ verdict: 'ready', drift: [], releaseStatus: 'deployed' });
   });
 
+  it('diffs a moved agent: each revision rendered with the chart it used, and its live AgentTemplate after a hand edit (issue 28)', async () => {
+    const diff = (query = '') => call(service.url, 'GET', `/api/v1/agents/${ns}/m1/revisions/diff${query}`);
+    const move = await diff('?from=1&to=2');
+    expect(move.status).toBe(200);
+    expect(move.body.from.chart).toEqual({ name: 'agent', version: '0.6.0' });
+    expect(move.body.to.chart).toEqual({ name: 'agent', version: '1.0.0' });
+    expect(move.body.fields).toEqual([]);
+    expect(move.body.manifestDiff).toMatch(/^-kind: Agent$/m);
+    expect(move.body.manifestDiff).toMatch(/^\+kind: AgentTemplate$/m);
+
+    const clean = await diff();
+    expect(clean.body).toMatchObject({ from: { revision: 3, chart: { version: '1.0.0' } }, to: { source: 'live' }, changed: false, fields: [], manifestDiff: '' });
+    const template = await get(cluster, ns, 'agenttemplates', 'v1alpha3', 'm1');
+    template.spec.systemPrompt = 'hand-edited';
+    await cluster.objects.replaceNamespacedCustomObject({ group: 'kagent.dev', version: 'v1alpha3', namespace: ns, plural: 'agenttemplates', name: 'm1', body: template });
+    const drift = await diff();
+    expect(drift.body.fields).toEqual([{ path: 'systemMessage', before: 'You triage incidents, briefly.', after: 'hand-edited' }]);
+    expect(drift.body.manifestDiff).toMatch(/^\+\s+systemPrompt: hand-edited$/m);
+    expect(drift.body.manifestDiff).toMatch(/^-\s+systemPrompt: You triage incidents, briefly\.$/m);
+  });
+
   it('a failed gate rolls the agent back to 0.x: its old Agent served throughout and the 1.x objects are gone', async () => {
     const res = await call(service.url, 'POST', '/api/v1/fleet/rollouts', { chart: chart1, selector: { agents: [`${ns}/sick`] }, gateTimeoutSeconds: 30 });
     const done = await rolloutUntil(res.body.rollout.id);

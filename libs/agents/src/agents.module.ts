@@ -9,6 +9,7 @@ import { AgentsRepository } from './persistence/agents.repository.js';
 import { IdempotencyRepository } from './persistence/idempotency.repository.js';
 import { OperationRecovery } from './application/operation-recovery.service.js';
 import { AgentsService } from './application/agents.service.js';
+import { RevisionDiffs } from './application/revision-diffs.service.js';
 import { ManifestReader } from './cluster/manifest-reader.js';
 import { ReleaseOwners } from './cluster/release-owners.js';
 import { FleetView } from './cluster/fleet-view.js';
@@ -75,7 +76,7 @@ class JournalMetrics implements OnModuleInit {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [...restControllers(AGENT_OPERATIONS), ...CONTRIBUTED_SETS.flatMap(restControllers)],
-  providers: [AgentsService, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, ReleaseOwners, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, FleetRollouts, RolloutsRepository, JournalMetrics, PresetSource, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ChangeGate, ChangesRepository, ChangesService, contributedOperations(...CONTRIBUTED_SETS)],
+  providers: [AgentsService, RevisionDiffs, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, ReleaseOwners, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, FleetRollouts, RolloutsRepository, JournalMetrics, PresetSource, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ChangeGate, ChangesRepository, ChangesService, contributedOperations(...CONTRIBUTED_SETS)],
   exports: [FleetRollouts, PresetSource, AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -134,6 +134,24 @@ export class GetBlueprintQueryDto {
   version?: number;
 }
 
+export class BlueprintDiffQueryDto {
+  @ApiPropertyOptional({ description: 'The version to diff from; default: the one before `to` (none before version 1: the diff is the whole first body)', type: 'integer', minimum: 1, maximum: MAX_VERSION, example: 1 })
+  @Optional()
+  @WholeNumberText()
+  @IsInt({ message: 'from must be a whole number: a version from list_blueprint_versions, e.g. 1' })
+  @Min(1, { message: 'from must be a whole number: a version from list_blueprint_versions, e.g. 1' })
+  @Max(MAX_VERSION, { message: 'from is beyond any version a blueprint reaches: pick one from list_blueprint_versions' })
+  from?: number;
+
+  @ApiPropertyOptional({ description: 'The version to diff to; default: the active version', type: 'integer', minimum: 1, maximum: MAX_VERSION, example: 2 })
+  @Optional()
+  @WholeNumberText()
+  @IsInt({ message: 'to must be a whole number: a version from list_blueprint_versions, e.g. 2' })
+  @Min(1, { message: 'to must be a whole number: a version from list_blueprint_versions, e.g. 2' })
+  @Max(MAX_VERSION, { message: 'to is beyond any version a blueprint reaches: pick one from list_blueprint_versions' })
+  to?: number;
+}
+
 export class RollbackBlueprintDto {
   @ApiProperty({ description: 'The version whose body becomes active again, as a new version', type: 'integer', minimum: 1, maximum: MAX_VERSION, example: 1 })
   @IsInt({ message: 'version must be a whole number: one from list_blueprint_versions' })

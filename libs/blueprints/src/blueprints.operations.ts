@@ -4,6 +4,7 @@ import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
 import { BLUEPRINTS_TOOLSET } from './blueprint-catalog.service.js';
 import {
   BLUEPRINT_REQUEST_EXAMPLES,
+  BlueprintDiffQueryDto,
   BlueprintRefDto,
   CreateBlueprintDto,
   GetBlueprintQueryDto,
@@ -18,6 +19,7 @@ import {
   BlueprintDto,
   BlueprintListDto,
   BlueprintRefereesDto,
+  BlueprintVersionDiffDto,
   BlueprintVersionListDto,
   DeleteBlueprintResultDto,
   UpgradeResultDto,
@@ -189,6 +191,42 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       read: ({ path }) => parseInput(BlueprintRefDto, path).name,
       target: (name) => blueprint(name),
       call: (blueprints, name) => blueprints.versions(name),
+    }),
+    defineOperation({
+      name: 'diff_blueprint_versions',
+      rest: {
+        tag: 'blueprints',
+        method: 'get',
+        path: 'blueprints/:name/versions/diff',
+        args: 'query',
+        openapi: [
+          path,
+          ApiQuery({ name: 'from', required: false, description: 'The version to diff from; default: the one before to', schema: { type: 'integer', minimum: 1, example: 1 } }),
+          ApiQuery({ name: 'to', required: false, description: 'The version to diff to; default: the active version', schema: { type: 'integer', minimum: 1, example: 2 } }),
+          ApiOperation({
+            operationId: 'diffBlueprintVersions',
+            summary: 'What changed between two versions of a blueprint',
+            description: 'The body fields that differ (before → after): description, open, and each fixed argument and default by its path. By default the active version against the one before it. The same as the MCP tool diff_blueprint_versions.',
+          }),
+          ApiResponse({ status: 200, type: BlueprintVersionDiffDto, description: 'The fields that differ' }),
+          invalid,
+          notFound,
+        ],
+      },
+      tool: {
+        title: 'Diff blueprint versions',
+        toolset: ADMIN_TOOLSET,
+        description:
+          'Reads what changed between two versions of a blueprint: the description, the open arguments, and each fixed argument and default that differ (before → after). ' +
+          'Without to, the active version; without from, the version before to. Writes nothing.',
+        annotations: READ,
+        output: BlueprintVersionDiffDto,
+      },
+      input: { ...refOnly, args: BlueprintDiffQueryDto },
+      service: BlueprintsService,
+      read: nameAnd(BlueprintDiffQueryDto),
+      target: ({ name }) => blueprint(name),
+      call: (blueprints, { name, command }) => blueprints.diffVersions(name, command),
     }),
     defineOperation({
       name: 'create_blueprint',

@@ -1,4 +1,4 @@
-import { ChartValuesDto } from '@app/agents';
+import { ChartValuesDto, FieldChangeDto } from '@app/agents';
 import { ProblemDto } from '@app/doors';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
 
@@ -54,6 +54,20 @@ export class BlueprintVersionListDto {
   @ApiProperty({ example: 'incident_helper' }) name: string;
   @ApiProperty({ type: 'integer', example: 2 }) activeVersion: number;
   @ApiProperty({ type: [BlueprintVersionDto] }) items: BlueprintVersionDto[];
+}
+
+export class BlueprintVersionDiffDto {
+  @ApiProperty({ example: 'incident_helper' }) name: string;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'The version diffed from; null before version 1 (the diff is the whole first body)', example: 1 }) from: number | null;
+  @ApiProperty({ type: 'integer', description: 'The version diffed to', example: 2 }) to: number;
+  @ApiProperty({ type: 'integer', example: 2 }) activeVersion: number;
+  @ApiProperty({ description: 'Whether any field differs', example: true }) changed: boolean;
+  @ApiProperty({
+    type: [FieldChangeDto],
+    description: 'The body fields that differ, from → to: description, open, and each fixed argument and default by its path (fixed.modelConfig, defaults.namespace)',
+    example: [{ path: 'fixed.modelConfig', before: 'default-model-config', after: 'large-model-config' }],
+  })
+  fields: FieldChangeDto[];
 }
 
 export class ValidateBlueprintResultDto {

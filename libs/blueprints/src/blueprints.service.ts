@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AgentsRepository, AgentsService, type AgentOrigin, type AgentRecord } from '@app/agents';
+import { AgentsRepository, AgentsService, fieldChanges, type AgentOrigin, type AgentRecord } from '@app/agents';
 import { type CallerAccess, auditOf, readInput } from '@app/doors';
 import { Authorizer } from '@app/auth';
 import { AppError, append, type ErrorDetail } from '@app/common';
@@ -15,6 +15,7 @@ import {
   SaveBlueprintVersionDto,
   ValidateBlueprintDto,
   type BlueprintBodyDto,
+  type BlueprintDiffQueryDto,
   type RenameBlueprintDto,
   type RollbackBlueprintDto,
   type UpgradeBlueprintAgentsDto,
@@ -23,13 +24,14 @@ import type {
   BlueprintDto,
   BlueprintListDto,
   BlueprintRefereesDto,
+  BlueprintVersionDiffDto,
   BlueprintVersionListDto,
   DeleteBlueprintResultDto,
   UpgradedAgentDto,
   UpgradeResultDto,
   ValidateBlueprintResultDto,
 } from './blueprints.responses.js';
-import { blueprintView, summaryView, versionView } from './blueprints.views.js';
+import { blueprintView, bodyFields, summaryView, versionView } from './blueprints.views.js';
 
 const bodyOf = (input: BlueprintBodyDto) => ({ description: input.description, fixed: input.fixed, open: input.open, defaults: input.defaults });
 
@@ -69,6 +71,30 @@ export class BlueprintsService {
     const record = await this.require(name);
     const versions = await this.repository.versions(record.id);
     return { name, activeVersion: record.activeVersion, items: versions.map((v) => versionView(v, record.activeVersion)) };
+  }
+
+  /**
+   * What changed between two versions of a blueprint (`to`: the active one unless given; `from`: the
+   * version before `to`): its body's fields, each fixed argument and default by its own path.
+   */
+  async diffVersions(name: string, query: BlueprintDiffQueryDto): Promise<BlueprintVersionDiffDto> {
+    const record = await this.require(name);
+    const to = query.to ?? record.activeVersion;
+    const from = query.from ?? (to > 1 ? to - 1 : null);
+    const read = async (version: number | null, field: 'from' | 'to') => {
+      if (version === null) return null;
+      const found = await this.repository.version(record.id, version);
+      if (!found) {
+        throw new AppError('not_found', `${field}: blueprint ${name} has no version ${version}: its versions are 1 to ${record.latestVersion} (list_blueprint_versions)`, [
+          { path: field, message: `version ${version} does not exist (1 to ${record.latestVersion})` },
+        ]);
+      }
+      return found;
+    };
+    const after = (await read(to, 'to'))!;
+    const before = await read(from, 'from');
+    const fields = fieldChanges(before && bodyFields(before.body), bodyFields(after.body));
+    return { name, from, to, activeVersion: record.activeVersion, changed: fields.length > 0, fields };
   }
 
   /** Every problem of the request (its fields, the name, the body) in one 400. */

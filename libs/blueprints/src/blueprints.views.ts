@@ -15,6 +15,19 @@ function parts(body: unknown): { description: string | null; fixed: Plain; open:
   };
 }
 
+/**
+ * A body as the fields a diff compares (fieldChanges): the description and the open list whole (none: absent), each
+ * fixed argument and each default by its own path (`fixed.modelConfig`, `defaults.namespace`), so a
+ * change names the argument that moved rather than the whole map.
+ */
+export function bodyFields(body: unknown): Plain {
+  const { description, fixed, open, defaults } = parts(body);
+  const fields: Plain = { description, ...(open.length > 0 && { open }) };
+  for (const [key, value] of Object.entries(fixed)) fields[`fixed.${key}`] = value;
+  for (const [key, value] of Object.entries(defaults)) fields[`defaults.${key}`] = value;
+  return fields;
+}
+
 /** The list's view: no fixed value. */
 export function summaryView(record: BlueprintRecord, conflictedReason: string | null): BlueprintSummaryDto {
   const { description, open } = parts(record.body);

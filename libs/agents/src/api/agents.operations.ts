@@ -10,6 +10,7 @@ import {
   ListOperationsQueryDto,
   OperationRefDto,
   REQUEST_EXAMPLES,
+  RevisionDiffQueryDto,
   RevisionsQueryDto,
   RollbackAgentDto,
   UpdateAgentDto,
@@ -40,6 +41,7 @@ import {
   InfoDto,
   AuditedOperationDto,
   OperationPageDto,
+  RevisionDiffDto,
   RevisionListDto,
   RollbackResultDto,
   StatusDto,
@@ -47,6 +49,7 @@ import {
   ValidateResultDto,
 } from './responses.dto.js';
 import { AgentsService } from '../application/agents.service.js';
+import { RevisionDiffs } from '../application/revision-diffs.service.js';
 import { defineOperation, errorExample, type OperationSet } from '@app/doors';
 import { ServiceInfoService } from '../application/service-info.service.js';
 
@@ -273,6 +276,44 @@ export const AGENT_OPERATIONS: OperationSet = {
       read: readRef,
       target: (ref) => ref,
       call: (agents, ref, { args }) => agents.revisions(ref, parseInput(RevisionsQueryDto, args ?? {})),
+    }),
+    defineOperation({
+      name: 'diff_agent_revisions',
+      rest: {
+        tag: 'agents',
+        method: 'get',
+        path: 'agents/:namespace/:name/revisions/diff',
+        args: 'query',
+        openapi: [
+          ApiOperation({
+            operationId: 'diffAgentRevisions',
+            summary: 'What changed between two revisions, or between a revision and the live object',
+            description:
+              'The spec fields that changed (before → after) and the unified diff of the rendered manifests, between any two revisions of any lives of the name (from=1:2&to=2:1), or, by default, between the current revision and the live object read from the cluster: that diff is drift. ' +
+              "Each revision's values are rendered with helm template and the chart that revision used. The same as the MCP tool diff_agent_revisions.",
+          }),
+          agentPath[0],
+          agentPath[1],
+          queryOf(RevisionDiffQueryDto),
+          ApiResponse({ status: 200, description: 'The fields and manifest lines that differ', type: RevisionDiffDto }),
+          errors([...READ_ERRORS, error(502, "backend_error: helm or the cluster could not be read; the message is helm's or the API server's", EXAMPLES.backend)]),
+        ],
+      },
+      tool: {
+        title: 'Diff agent revisions',
+        toolset: 'revisions',
+        description:
+          'Reads what changed between two revisions of an agent: the spec fields (before → after) and the unified diff of the manifests each renders with the chart it used. ' +
+          'from and to are revision numbers, or "<life>:<revision>" to cross a delete and re-create (lives as list_agent_revisions with life: "all" numbers them). ' +
+          'Without to, it compares with the live object on the cluster, so a hand edit shows as drift; without from, it starts at the revision before to. Writes nothing.',
+        annotations: READ_CLUSTER,
+        output: RevisionDiffDto,
+      },
+      input: { ...agentRef, args: RevisionDiffQueryDto },
+      service: RevisionDiffs,
+      read: readRef,
+      target: (ref) => ref,
+      call: (diffs, ref, { args }) => diffs.diff(ref, parseInput(RevisionDiffQueryDto, args ?? {})),
     }),
     defineOperation({
       name: 'validate_agent',

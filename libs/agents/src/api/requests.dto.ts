@@ -1,3 +1,4 @@
+import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsISO8601, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { MAX_INLINE_SELECTORS, MAX_SELECTOR_LENGTH, MAX_TOOLSET_HEADER_BYTES, SELECTOR_PATTERN } from '@app/toolset';
 import { ApiProperty, ApiPropertyOptional } from '@app/common';
@@ -255,6 +256,53 @@ export class RevisionsQueryDto {
   @Optional()
   @IsIn(REVISION_LIVES, { message: `life must be one of ${REVISION_LIVES.join(', ')}` })
   life?: (typeof REVISION_LIVES)[number];
+}
+
+/** A revision as a diff names it: `3` (of the life `life` says) or `1:3` (revision 3 of life 1); `to` may also be `live`. */
+export const REVISION_REF = /^([1-9][0-9]{0,8}:)?[1-9][0-9]{0,8}$/;
+
+/** An MCP client may send a revision as a number: it means the same as its digits. */
+function RevisionRefText(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (typeof value === 'number' && Number.isInteger(value) ? String(value) : value));
+}
+
+export class RevisionDiffQueryDto {
+  @ApiPropertyOptional({
+    description: 'The revision to diff from: a number (of the life `life` names) or `<life>:<revision>` (as list_agent_revisions with life=all numbers them); default: the revision before `to` (the current revision when `to` is live)',
+    type: 'string',
+    pattern: REVISION_REF.source,
+    example: '1',
+  })
+  @Optional()
+  @RevisionRefText()
+  @IsString({ message: 'from must be a revision number, e.g. 1, or <life>:<revision>, e.g. 1:2' })
+  @Matches(REVISION_REF, { message: 'from must be a revision number, e.g. 1, or <life>:<revision>, e.g. 1:2' })
+  from?: string;
+
+  @ApiPropertyOptional({
+    description: 'The revision to diff to: `live` (default: the live object read from the cluster, so the diff shows drift), a number (of the life `life` names) or `<life>:<revision>`',
+    type: 'string',
+    pattern: `^live$|${REVISION_REF.source}`,
+    default: 'live',
+    example: 'live',
+  })
+  @Optional()
+  @RevisionRefText()
+  @IsString({ message: 'to must be live, a revision number, e.g. 2, or <life>:<revision>, e.g. 2:1' })
+  @Matches(new RegExp(`^live$|${REVISION_REF.source}`), { message: 'to must be live, a revision number, e.g. 2, or <life>:<revision>, e.g. 2:1' })
+  to?: string;
+
+  @ApiPropertyOptional({
+    description: "The life a bare revision number belongs to (1 for the first agent of this name, counting deleted ones, as list_agent_revisions' lives number them); default: the current agent, or the last one when none exists now",
+    type: 'integer',
+    minimum: 1,
+    example: 1,
+  })
+  @Optional()
+  @WholeNumberText()
+  @IsInt({ message: 'life must be a whole number from 1: the life as list_agent_revisions with life=all numbers it' })
+  @Min(1, { message: 'life must be a whole number from 1: the life as list_agent_revisions with life=all numbers it' })
+  life?: number;
 }
 
 /** A chart's name as helm accepts it in Chart.yaml (lower case, digits, dashes). */

@@ -244,6 +244,41 @@ export class RevisionListDto {
   @ApiProperty({ type: [RevisionDto], description: 'Oldest first; with life=all, life by life' }) items: RevisionDto[];
 }
 
+/** What a changed field holds: a text, a list (the toolset, a blueprint's open arguments) or a map (a blueprint's fixed labels). */
+const FIELD_VALUE = [{ type: 'string' }, { type: 'array', items: { type: 'string' } }, { type: 'object', additionalProperties: true }];
+
+/** One field that differs between two sides of a diff (domain/spec-diff.ts): absent before (added) or after (removed). */
+export class FieldChangeDto {
+  @ApiProperty({ description: 'The field, dotted for a key of labels or annotations', example: 'labels.team' }) path: string;
+  @ApiPropertyOptional({ description: 'Its value before (absent: the field was not set)', oneOf: FIELD_VALUE, example: 'sre' }) before?: unknown;
+  @ApiPropertyOptional({ description: 'Its value after (absent: the field is not set)', oneOf: FIELD_VALUE, example: 'platform' }) after?: unknown;
+}
+
+/** One side of a revision diff: a stored revision, or the live object on the cluster. */
+export class RevisionDiffSideDto {
+  @ApiProperty({ description: 'A stored revision, the live object read from the cluster, or none (before the first revision: the diff is the whole create)', enum: ['revision', 'live', 'none'], example: 'revision' }) source: string;
+  @ApiProperty({ nullable: true, type: 'integer', description: "The revision's life (1 for the first agent of this name); for live, the current agent's, null when none exists", example: 1 }) life: number | null;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'The revision; null for live', example: 1 }) revision: number | null;
+  @ApiProperty({ nullable: true, type: AgentSpecDto, description: "The spec of that side: the revision's, or the one the live object says (its fields read back as the chart writes them); null when there is no object (a deleted agent)" })
+  spec: AgentSpecDto | null;
+  @ApiProperty({ nullable: true, type: AgentChartDto, description: 'The chart its manifest was rendered with; null for live' }) chart: AgentChartDto | null;
+}
+
+export class RevisionDiffDto {
+  @ApiProperty({ example: 'agents' }) namespace: string;
+  @ApiProperty({ example: 'incident-helper' }) name: string;
+  @ApiProperty({ type: RevisionDiffSideDto }) from: RevisionDiffSideDto;
+  @ApiProperty({ type: RevisionDiffSideDto }) to: RevisionDiffSideDto;
+  @ApiProperty({ description: 'Whether the spec or the manifest differs', example: true }) changed: boolean;
+  @ApiProperty({ type: [FieldChangeDto], description: 'The spec fields that differ, from → to, fields sorted' }) fields: FieldChangeDto[];
+  @ApiProperty({
+    description:
+      "Unified diff of the rendered manifests ('' when they are the same): each revision's chart values rendered with helm template and the chart that revision used; against live, the agent's object in the revision's manifest and the live one, at the fields the chart sets",
+    example: '--- agents/incident-helper (revision 1)\n+++ agents/incident-helper (live)\n@@ -8,1 +8,1 @@\n-    team: sre\n+    team: platform\n',
+  })
+  manifestDiff: string;
+}
+
 export class ConditionDto {
   @ApiProperty({ example: 'Accepted' }) type: string;
   @ApiProperty({ enum: ['True', 'False', 'Unknown'], example: 'True' }) status: string;

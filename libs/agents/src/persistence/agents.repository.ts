@@ -19,11 +19,17 @@ import {
   type RevisionKind,
   type RevisionRecord,
 } from './records.js';
-import type { AgentOrigin, AgentSpec, ChartValues } from '../domain/agent-spec.js';
+import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent } from '../domain/agent-spec.js';
 import type { AgentWriteStore, OperationStart } from '../runner/ports.js';
 import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './journal.records.js';
 
 export type { AgentWithLastOperation } from './records.js';
+
+/** A chart move a write journaled: the chart it applied, and the one the agent ran before (when the rollout kept it). */
+export interface ChartMove {
+  to: NonNullable<OperationIntent['chart']>;
+  from: { ref: string; version: string | null } | null;
+}
 
 export interface AppliedChange {
   spec: AgentSpec;
@@ -370,6 +376,27 @@ export class AgentsRepository implements AgentWriteStore {
     const lives = [];
     for (const agent of agents) lives.push({ agent: toAgentRecord(agent), revisions: await this.revisions(agent.id) });
     return lives;
+  }
+
+  /**
+   * The charts the given operations moved their agent between, by operation id: a fleet rollout's
+   * move (and its rollback) journals the chart it applies in its intent, and the rollout keeps the
+   * chart the agent ran before (RolloutAgent.fromChart); other writes keep the agent's chart. What a
+   * revision diff renders each revision with.
+   */
+  async chartMoves(operationIds: string[]): Promise<Map<string, ChartMove>> {
+    if (operationIds.length === 0) return new Map();
+    const rows = await this.db.operation.findMany({ where: { id: { in: operationIds } }, select: { id: true, intent: true, request: true, agentId: true } });
+    const moves = new Map<string, ChartMove>();
+    for (const row of rows) {
+      const to = (row.intent as OperationIntent | null)?.chart;
+      if (!to?.ref) continue;
+      const rollout = (row.request as { rollout?: unknown } | null)?.rollout;
+      const entry = typeof rollout === 'string' && row.agentId ? await this.db.rolloutAgent.findFirst({ where: { rolloutId: rollout, agentId: row.agentId }, select: { fromChart: true } }) : null;
+      const from = entry?.fromChart ? (JSON.parse(entry.fromChart) as { ref?: string; version?: string | null }) : null;
+      moves.set(row.id, { to, from: from?.ref ? { ref: from.ref, version: from.version ?? null } : null });
+    }
+    return moves;
   }
 
   // --- audit ---
