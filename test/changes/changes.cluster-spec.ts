@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
-import { bearer } from '../auth/auth-support.js';
+import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { bearer, connectAs } from '../auth/auth-support.js';
 import { TestCluster } from '../support/cluster.js';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
 import { approvalEnv, TOKENS } from './support.js';
@@ -95,5 +96,28 @@ describe('an approved change applies once, as the proposer', () => {
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
     expect(answers.find((a) => a.status === 200)!.body.state).toBe('applied');
     expect(await revision()).toBe(before! + 1);
+  });
+
+  it("tells the proposer's MCP client, on its stream, that its change was applied on the other replica, with the operation id", async () => {
+    const { client } = await connectAs(t.url, TOKENS.llm, '?toolsets=agents,changes,audit');
+    const notices: LoggingMessageNotification['params'][] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void notices.push(notification.params));
+    try {
+      const proposed = await client.callTool({ name: 'update_agent', arguments: { namespace: ns, name: agent.name, description: 'told when applied' } });
+      const id = (proposed.structuredContent as { change: { id: string } }).change.id;
+      const approved = await call(t2.url, 'POST', `/api/v1/changes/${id}/approve`, {}, bearer(TOKENS.bob));
+      expect(approved.body.state).toBe('applied');
+      let notice: LoggingMessageNotification['params'] | undefined;
+      while (!(notice = notices.find((n) => (n.data as { change?: string }).change === id))) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(notice).toMatchObject({
+        level: 'notice',
+        logger: 'agent-manager/changes',
+        data: { state: 'applied', operation: 'update_agent', agent: `${ns}/${agent.name}`, decidedBy: ['token:bob'], operationId: approved.body.operationId },
+      });
+      const operation = await client.callTool({ name: 'get_operation', arguments: { id: approved.body.operationId } });
+      expect(operation.structuredContent).toMatchObject({ id: approved.body.operationId, outcome: 'succeeded' });
+    } finally {
+      await client.close();
+    }
   });
 });

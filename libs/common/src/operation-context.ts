@@ -33,6 +33,8 @@ export interface OperationContext {
   actor: string;
   /** The MCP client's name from initialize, when the door is MCP. */
   client?: string;
+  /** The Streamable HTTP session the tool call came in (mcp-session-id): where the service tells the caller later what became of its proposal. */
+  mcpSession?: string;
   /** Who the caller was verified to be (libs/auth's Principal): set by the doors once authentication ran. */
   principal?: { subject: string; groups: readonly string[]; method: 'oidc' | 'token' | 'local' | 'anonymous' };
   /** X-Actor as sent when authentication is on: a free-text note beside the verified subject, never who acted. */

@@ -19,6 +19,8 @@ type RequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  * own (any replica may serve it), so what initialize and logging/setLevel said comes from the store.
  */
 export interface McpSessionMemory {
+  /** The session's id (mcp-session-id): a tool call names it in its context, so a proposal it makes can be told its decision. */
+  session?: string;
   /** The client's name from initialize. */
   client?: string;
   /** The logging/setLevel threshold chosen earlier in the session. */
@@ -146,7 +148,7 @@ export class McpServerFactory {
       const client = server.getClientVersion()?.name ?? memory.client;
       const actor = this.authenticator.enabled ? principal.subject : actorOf(client);
       const known = registry.find(name, registry.resolve(selection)) !== undefined;
-      return this.observed({ name, known, args: request.params.arguments ?? {}, meta: request.params._meta }, { door, actor, client, principal }, () => call(request, extra));
+      return this.observed({ name, known, args: request.params.arguments ?? {}, meta: request.params._meta }, { door, actor, client, principal, ...(memory.session !== undefined && { mcpSession: memory.session }) }, () => call(request, extra));
     });
     return server;
   }

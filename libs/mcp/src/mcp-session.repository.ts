@@ -119,6 +119,20 @@ export class McpSessionRepository {
     return row.message;
   }
 
+  /**
+   * The messages kept for `sessionIds` under a requestId starting with `prefix` (notices one replica
+   * left for the replica holding the session's stream), taken out of the store: each row is deleted
+   * before it is answered, so of two replicas asking at once one gets it.
+   */
+  async takeAnswersByPrefix(sessionIds: string[], prefix: string): Promise<{ sessionId: string; requestId: string; message: string }[]> {
+    const rows = await this.db.mcpAnswer.findMany({ where: { sessionId: { in: sessionIds }, requestId: { startsWith: prefix } }, orderBy: { createdAt: 'asc' } });
+    const taken: { sessionId: string; requestId: string; message: string }[] = [];
+    for (const { sessionId, requestId, message } of rows) {
+      if ((await this.db.mcpAnswer.deleteMany({ where: { sessionId, requestId } })).count === 1) taken.push({ sessionId, requestId, message });
+    }
+    return taken;
+  }
+
   /** Drops answers older than `ageMs` that no call took (its call ended first). */
   async removeAnswersOlderThan(ageMs: number): Promise<void> {
     await this.db.mcpAnswer.deleteMany({ where: { createdAt: { lt: new Date((await this.store.now()).getTime() - ageMs) } } });

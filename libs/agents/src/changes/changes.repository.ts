@@ -25,6 +25,8 @@ export interface ChangeRecord {
   /** The proposer as the write runner is given it (a Caller). */
   caller: Record<string, unknown>;
   proposer: string;
+  /** The MCP session (Streamable HTTP) the proposal came in, told when the change is decided; null over REST and stdio. */
+  proposerSession: string | null;
   proposalKey: string | null;
   plannedVersion: number | null;
   /** The dry run's values, warnings and whole answer (what a retry with the same key is answered). */
@@ -44,7 +46,7 @@ export interface ChangeRecord {
   updatedAt: Date;
 }
 
-export type NewChange = Pick<ChangeRecord, 'operation' | 'namespace' | 'name' | 'request' | 'caller' | 'proposer' | 'plannedVersion' | 'preview' | 'diff' | 'rule' | 'approvers' | 'required' | 'expiresAt'>;
+export type NewChange = Pick<ChangeRecord, 'operation' | 'namespace' | 'name' | 'request' | 'caller' | 'proposer' | 'proposerSession' | 'plannedVersion' | 'preview' | 'diff' | 'rule' | 'approvers' | 'required' | 'expiresAt'>;
 
 export interface ChangeFilter {
   state?: string;

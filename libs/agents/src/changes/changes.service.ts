@@ -2,10 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
 import { UncertainWrite } from '../runner/uncertain-write.js';
 import { auditOf, RefusalJournal, type CallerAccess } from '@app/doors';
+import { McpHttpSessions, type McpNotice } from '@app/mcp';
 import { AgentsService } from '../application/agents.service.js';
 import type { AgentOrigin } from '../domain/agent-spec.js';
 import type { CreateAgentDto, DeleteAgentDto, RollbackAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
-import { ChangeGate } from './change-gate.js';
+import { ChangeGate, changeLocation } from './change-gate.js';
 import type { ChangeDecisionDto, ChangeDto, ChangeListDto, ChangeRefDto, ListChangesQueryDto } from './changes.dto.js';
 import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
 
@@ -25,6 +26,7 @@ export class ChangesService {
     private readonly agents: AgentsService,
     @Inject(RefusalJournal) private readonly refusals: RefusalJournal,
     private readonly config: AppConfig,
+    private readonly mcp: McpHttpSessions,
   ) {}
 
   /** How long an `applying` change goes untouched before a reader resumes it. */
@@ -86,7 +88,7 @@ export class ChangesService {
       throw new AppError('conflict', `change ${change.id} was decided meanwhile: read it again with get_change`);
     }
     await this.journal(access.caller, operation, change, `change ${change.id}: ${state} by ${by}`, comment);
-    return this.view((await this.changes.find(change.id))!);
+    return this.view(await this.decided((await this.changes.find(change.id))!));
   }
 
   /**
@@ -118,7 +120,34 @@ export class ChangesService {
       this.logger.warn(`change ${change.id} ${moved ? 'conflicted' : 'failed'}: ${failure.message}`);
       await this.changes.transition(change.id, 'applying', { state: moved ? 'conflicted' : 'failed', message });
     }
-    return (await this.changes.find(change.id))!;
+    return this.decided((await this.changes.find(change.id))!);
+  }
+
+  /**
+   * Tells the proposer's MCP session that its change was decided (docs/approvals.md): applied,
+   * conflicted, failed, rejected or expired; withdrawing is the proposer's own act. The session may
+   * be on another replica (McpHttpSessions routes it through the store) or gone (nothing fails).
+   */
+  private async decided(change: ChangeRecord): Promise<ChangeRecord> {
+    if (change.proposerSession === null || !TOLD.has(change.state)) return change;
+    const approvers = change.approvals.map((a) => a.subject);
+    const decidedBy = change.state === 'rejected' ? [change.decidedBy ?? ''] : change.state === 'expired' ? [] : approvers;
+    const data = {
+      event: 'change_decided',
+      change: change.id,
+      location: changeLocation(change.id),
+      state: change.state,
+      operation: change.operation,
+      agent: `${change.namespace}/${change.name}`,
+      decidedBy,
+      operationId: change.operationId,
+      ...(change.comment && { comment: change.comment }),
+      ...(change.state !== 'applied' && { error: change.message }),
+      message: noticeText(change, decidedBy),
+    };
+    const notice: McpNotice = { level: change.state === 'applied' ? 'notice' : change.state === 'failed' ? 'error' : 'warning', logger: 'agent-manager/changes', data };
+    await this.mcp.notify(change.proposerSession, `${change.id}:${change.state}`, notice);
+    return change;
   }
 
   private run(caller: Caller, change: ChangeRecord): Promise<object> {
@@ -184,6 +213,7 @@ export class ChangesService {
     if (await this.changes.transition(change.id, 'pending', { state: 'expired', message })) {
       const service: Caller = { actor: 'agent-manager', door: 'internal', requestId: 'internal' };
       await this.journal(service, 'expire_change', change, `change ${change.id}: ${message}`);
+      return this.decided((await this.changes.find(change.id))!);
     }
     return (await this.changes.find(change.id))!;
   }
@@ -229,6 +259,25 @@ export class ChangesService {
     };
   }
 }
+
+/** What the proposer's session reads, in a sentence an LLM can relay. */
+function noticeText(change: ChangeRecord, decidedBy: string[]): string {
+  const what = `your change ${change.id} (${change.operation} ${change.namespace}/${change.name})`;
+  const by = decidedBy.join(', ');
+  switch (change.state) {
+    case 'applied':
+      return `${what} was approved by ${by} and applied${change.operationId ? ` (operation ${change.operationId}: get_operation)` : ''}`;
+    case 'rejected':
+      return `${what} was rejected by ${by}${change.comment ? `: ${change.comment}` : ''}`;
+    case 'expired':
+      return `${what} ${change.message ?? 'expired'}: propose it again if it is still wanted`;
+    default:
+      return `${what} was approved by ${by} and ${change.state}: ${change.message ?? ''}`;
+  }
+}
+
+/** The states a proposer's session is told of (withdrawn is its own act; pending and applying are not decided yet). */
+const TOLD: ReadonlySet<string> = new Set(['applied', 'conflicted', 'failed', 'rejected', 'expired']);
 
 /** The journal entry of an applied write: its agent's last operation. */
 function operationOf(answer: object): string | null {
