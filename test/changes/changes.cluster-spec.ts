@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import { ChangesService } from '@app/agents';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
 import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { bearer, connectAs } from '../auth/auth-support.js';
@@ -51,7 +52,8 @@ describe('an approved change applies once, as the proposer', () => {
     dir = mkdtempSync(join(tmpdir(), 'changes-cluster-'));
     const env = { ...approvalEnv(dir), KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' };
     t = await startTestApp({ ...env, REPLICA_ID: 'replica-a' });
-    t2 = await startTestApp({ ...env, REPLICA_ID: 'replica-b', DATABASE_URL: t.databaseUrl });
+    // one clock for both replicas: what a test moves, both see
+    t2 = await startTestApp({ ...env, REPLICA_ID: 'replica-b', DATABASE_URL: t.databaseUrl }, t.clock);
     const created = await call(t.url, 'POST', '/api/v1/agents', { ...agent, namespace: ns }, bearer(TOKENS.admin));
     expect(created.status).toBe(201);
   });
@@ -119,5 +121,24 @@ describe('an approved change applies once, as the proposer', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('finishes once a change whose replica died after its write landed: the sweeps re-run it under the change id and the journal answers', async () => {
+    const proposed = await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${agent.name}`, { description: 'landed before the crash' }, bearer(TOKENS.llm));
+    const id = proposed.body.change.id as string;
+    const approved = await call(t.url, 'POST', `/api/v1/changes/${id}/approve`, {}, bearer(TOKENS.alice));
+    expect(approved.body.state).toBe('applied');
+    const landed = await revision();
+    // the replica died between helm's write (recorded in the journal) and recording the change: it stays applying
+    await t.store.client.change.update({ where: { id }, data: { state: 'applying', operationId: null, message: null, updatedAt: await t.store.now() } });
+    t.clock.advance(60_000);
+    await Promise.all([t.app.get(ChangesService).sweep(), t2.app.get(ChangesService).sweep()]);
+    // read from the store, not through get_change (a read would resume it too): the sweeps finished it
+    const finished = await t.store.client.change.findUniqueOrThrow({ where: { id } });
+    expect([finished.state, finished.operationId]).toEqual(['applied', approved.body.operationId]);
+    expect(await revision()).toBe(landed);
+    const journal = await call(t.url, 'GET', `/api/v1/operations?namespace=${ns}&operation=update_agent`, undefined, bearer(TOKENS.admin));
+    const writes = journal.body.items.filter((op: { actorNote: string | null }) => op.actorNote?.startsWith(`change ${id} approved`));
+    expect(writes.map((op: { id: string; outcome: string }) => [op.id, op.outcome])).toEqual([[approved.body.operationId, 'succeeded']]);
   });
 });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { ChangesService } from '@app/agents';
 import { AUDIENCE, bearer, connectAs, seedAgent } from '../auth/auth-support.js';
 import { TestIssuer } from '../auth/oidc-issuer.js';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
@@ -28,14 +29,17 @@ const approve = (id: string, token: string, comment?: string) => call(t.url, 'PO
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'changes-e2e-'));
   issuer = await TestIssuer.start();
-  t = await startTestApp({ ...approvalEnv(dir), OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: AUDIENCE });
-  other = await startTestApp({ ...approvalEnv(dir), OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: AUDIENCE, DATABASE_URL: t.databaseUrl, REPLICA_ID: 'other' }, t.clock);
+  // MCP sessions outlive the hours the tests move the clock by (expiry), so a listening proposer stays open.
+  const env = { ...approvalEnv(dir), OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: AUDIENCE, MCP_SESSION_IDLE_SECONDS: '86400' };
+  t = await startTestApp(env);
+  other = await startTestApp({ ...env, DATABASE_URL: t.databaseUrl, REPLICA_ID: 'other' }, t.clock);
   for (const [ns, name] of [
     ['prod-eu', 'biller'],
     ['prod-eu', 'moving'],
     ['prod-eu', 'lapsing'],
     ['prod-eu', 'resumed'],
     ['prod-eu', 'told'],
+    ['prod-eu', 'swept'],
     ['prod-critical', 'core'],
     ['dev-a', 'toy'],
   ]) {
@@ -278,5 +282,31 @@ describe("the proposer's MCP session is told when its change is decided", () => 
     const rejected = await call(other.url, 'POST', `/api/v1/changes/${id}/reject`, {}, as(TOKENS.bob));
     expect([rejected.status, rejected.body.state]).toEqual([200, 'rejected']);
     expect(await t.store.client.mcpAnswer.count({ where: { sessionId: proposer.session } })).toBe(0);
+  });
+
+  it('the changes sweep, with nobody reading, expires a lapsed proposal and finishes one left applying, once across two replicas; the proposer is told both', async () => {
+    const proposer = await listeningProposer(TOKENS.llm);
+    try {
+      const propose = async (name: string, description: string) =>
+        ((await proposer.client.callTool({ name: 'update_agent', arguments: { namespace: 'prod-eu', name, description } })).structuredContent as { change: { id: string } }).change.id;
+      const stalled = await propose('swept', 'left applying');
+      const lapsing = await propose('told', 'left pending');
+      // a replica died after taking the last approval: the change stays applying, untouched; the agent moved meanwhile
+      await t.store.client.change.update({ where: { id: stalled }, data: { state: 'applying', updatedAt: await t.store.now(), approvals: [{ subject: 'token:alice', actor: 'token:alice', at: new Date().toISOString(), comment: null }] } });
+      await t.store.client.agent.update({ where: { id: 'prod-eu-swept' }, data: { version: { increment: 1 } } });
+      await Promise.all([t.app.get(ChangesService).sweep(), other.app.get(ChangesService).sweep()]);
+      expect((await t.store.client.change.findUniqueOrThrow({ where: { id: stalled } })).state).toBe('applying');
+      t.clock.advance(3_600_000 + 1000);
+      await Promise.all([t.app.get(ChangesService).sweep(), other.app.get(ChangesService).sweep()]);
+      const rows = await t.store.client.change.findMany({ where: { id: { in: [stalled, lapsing] } }, orderBy: { id: 'asc' } });
+      expect(Object.fromEntries(rows.map((c) => [c.id, c.state]))).toEqual({ [stalled]: 'conflicted', [lapsing]: 'expired' });
+      const expiries = await t.store.client.operation.count({ where: { kind: 'expire_change', name: 'told', actorNote: { contains: lapsing } } });
+      expect(expiries).toBe(1);
+      expect(await noticeAbout(proposer.notices, stalled)).toMatchObject({ state: 'conflicted', decidedBy: ['token:alice'] });
+      expect(await noticeAbout(proposer.notices, lapsing)).toMatchObject({ state: 'expired', decidedBy: [], message: expect.stringContaining('propose it again') });
+      expect(proposer.notices.filter((n) => [stalled, lapsing].includes((n.data as { change: string }).change))).toHaveLength(2);
+    } finally {
+      await proposer.client.close();
+    }
   });
 });

@@ -108,6 +108,20 @@ export class ChangesRepository {
     return row ? toRecord(row) : null;
   }
 
+  /**
+   * What the changes sweep finishes (oldest first, at most `limit`): `applying` changes untouched
+   * since `stalledBefore` (their replica died mid-write, or the write's outcome was not known), and
+   * `pending` ones whose expiry is past `now`.
+   */
+  async unsettled(stalledBefore: Date, now: Date, limit: number): Promise<ChangeRecord[]> {
+    const rows = await this.db.change.findMany({
+      where: { OR: [{ state: 'applying', updatedAt: { lt: stalledBefore } }, { state: 'pending', expiresAt: { lte: now } }] },
+      orderBy: [{ updatedAt: 'asc' }, { id: 'asc' }],
+      take: limit,
+    });
+    return rows.map(toRecord);
+  }
+
   /** Newest first, at most `limit`; `patterns`: only in namespaces these policy patterns match (all when undefined). */
   async list(filter: ChangeFilter, limit: number, patterns?: string[]): Promise<ChangeRecord[]> {
     const namespaces = patterns && (await this.namespacesMatching(patterns));

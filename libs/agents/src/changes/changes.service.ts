@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
 import { UncertainWrite } from '../runner/uncertain-write.js';
 import { auditOf, RefusalJournal, type CallerAccess } from '@app/doors';
@@ -17,8 +17,11 @@ import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
  * was planned on and the change id as its idempotency key.
  */
 @Injectable()
-export class ChangesService {
+export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Changes');
+  private timer?: NodeJS.Timeout;
+  private sweeping?: Promise<void>;
+  private closed = false;
 
   constructor(
     private readonly changes: ChangesRepository,
@@ -28,6 +31,47 @@ export class ChangesService {
     private readonly config: AppConfig,
     private readonly mcp: McpHttpSessions,
   ) {}
+
+  /**
+   * The changes sweep, every LEASE_TTL_SECONDS as the recovery sweep of operations: a change left
+   * `applying` is finished without waiting for someone to read it, and a pending one past its expiry
+   * becomes `expired` (and its proposer's session is told). A command (stdio MCP, store rebuild) runs none.
+   */
+  onApplicationBootstrap(): void {
+    if (!this.config.backgroundWork) return;
+    this.timer = setInterval(() => void this.sweep(), this.staleMs);
+    this.timer.unref();
+  }
+
+  /** Waits for the change being finished; the rest waits for the next sweep, here or on another replica. */
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  /**
+   * Finishes the changes nobody reads: each stalled `applying` one is claimed by one replica (a
+   * conditional UPDATE on its version) and its write re-run under the change id as its idempotency
+   * key, so a write that already landed answers from the journal and helm never runs twice; each
+   * pending one past its expiry is expired. One pass at a time; never rejects (it runs from a timer).
+   */
+  sweep(): Promise<void> {
+    this.sweeping ??= this.sweepOnce()
+      .catch((error: unknown) => this.logger.warn(`the changes sweep failed, the next one tries again: ${(error as Error).message}`))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const now = await this.changes.now();
+    for (const change of await this.changes.unsettled(new Date(now.getTime() - this.staleMs), now, SWEEP_BATCH)) {
+      if (this.closed) return;
+      await this.expired(change).catch((error: unknown) => {
+        this.logger.warn(`change ${change.id} (${change.state}) stays as it is, the next sweep tries again: ${(error as Error).message}`);
+      });
+    }
+  }
 
   /** How long an `applying` change goes untouched before a reader resumes it. */
   private get staleMs(): number {
@@ -275,6 +319,9 @@ function noticeText(change: ChangeRecord, decidedBy: string[]): string {
       return `${what} was approved by ${by} and ${change.state}: ${change.message ?? ''}`;
   }
 }
+
+/** How many changes one sweep finishes at most (the next takes the rest). */
+const SWEEP_BATCH = 50;
 
 /** The states a proposer's session is told of (withdrawn is its own act; pending and applying are not decided yet). */
 const TOLD: ReadonlySet<string> = new Set(['applied', 'conflicted', 'failed', 'rejected', 'expired']);
