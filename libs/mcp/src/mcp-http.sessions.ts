@@ -13,6 +13,7 @@ import { JsonResponseTransport, readJsonExchange } from './json-response.transpo
 import { isInitialize, loadMcpSdk, type McpSdk } from './mcp-sdk.js';
 import { CONFIRM_TIMEOUT_MS, formElicitation, McpServerFactory } from './mcp-server.factory.js';
 import { McpSessionRepository, type McpSessionRecord } from './mcp-session.repository.js';
+import { McpTaskStore, TASK_TTL_MS } from './mcp-tasks.js';
 import { McpRegistry } from './mcp.registry.js';
 
 type McpRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
@@ -190,7 +191,8 @@ export class McpHttpSessions implements OnModuleDestroy {
       this.sessions.remove(id).catch((error: unknown) => this.logger.warn(`session ${id}: removing after a refused initialize failed: ${(error as Error).message}`));
     });
     if (res.destroyed) return; // the client left while the session was stored
-    const server = await this.servers.create(this.registry.parse(query), 'mcp-http', principal);
+    // initialize's answer declares what the session's later servers serve (tasks among them)
+    const server = await this.servers.create(this.registry.parse(query), 'mcp-http', principal, { session: id, tasks: new McpTaskStore(id, this.sessions) });
     const { StreamableHTTPServerTransport } = await loadMcpSdk();
     // The one request with a session-id generator: it answers initialize with mcp-session-id.
     const transport = new StreamableHTTPServerTransport({
@@ -325,6 +327,7 @@ export class McpHttpSessions implements OnModuleDestroy {
   private async serverOf(session: McpSessionRecord, principal: Principal): Promise<Server> {
     return this.servers.create(this.registry.parse(session.query), 'mcp-http', principal, {
       session: session.id,
+      tasks: new McpTaskStore(session.id, this.sessions),
       client: session.clientName ?? undefined,
       level: (session.logLevel ?? undefined) as LoggingLevel | undefined,
       saveLevel: (level) => this.sessions.setLogLevel(session.id, level),
@@ -352,6 +355,7 @@ export class McpHttpSessions implements OnModuleDestroy {
   private async sweep(): Promise<void> {
     try {
       await this.sessions.removeAnswersOlderThan(CONFIRM_TIMEOUT_MS);
+      await this.sessions.removeTasksOlderThan(TASK_TTL_MS);
       for (const id of await this.sessions.removeIdle(this.idleMs)) {
         this.logger.log(`session ${id} closed: idle for more than ${this.idleMs / 1000}s`);
         this.dropLocal(id);
