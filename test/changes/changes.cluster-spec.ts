@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { ChangesService } from '@app/agents';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
-import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, LoggingMessageNotificationSchema, type CallToolResult, type LoggingMessageNotification, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { bearer, connectAs } from '../auth/auth-support.js';
 import { TestCluster } from '../support/cluster.js';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
@@ -140,5 +140,24 @@ describe('an approved change applies once, as the proposer', () => {
     const journal = await call(t.url, 'GET', `/api/v1/operations?namespace=${ns}&operation=update_agent`, undefined, bearer(TOKENS.admin));
     const writes = journal.body.items.filter((op: { actorNote: string | null }) => op.actorNote?.startsWith(`change ${id} approved`));
     expect(writes.map((op: { id: string; outcome: string }) => [op.id, op.outcome])).toEqual([[approved.body.operationId, 'succeeded']]);
+  });
+
+  it('runs approve_change as an MCP task when the approver\'s client asks: its id is the journal entry of the write it applies', async () => {
+    const proposed = await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${agent.name}`, { description: 'approved as a task' }, bearer(TOKENS.llm));
+    const { client } = await connectAs(t.url, TOKENS.alice, '?toolsets=changes');
+    try {
+      await client.listTools(); // the SDK's client asks for a task for the tools tools/list marked
+      let task: Task | undefined;
+      let result: CallToolResult | undefined;
+      for await (const message of client.experimental.tasks.callToolStream({ name: 'approve_change', arguments: { id: proposed.body.change.id } }, CallToolResultSchema)) {
+        if (message.type === 'taskCreated') task = message.task;
+        if (message.type === 'result') result = message.result as CallToolResult;
+      }
+      expect(result?.structuredContent).toMatchObject({ state: 'applied', operationId: task!.taskId });
+      const entry = await call(t.url, 'GET', `/api/v1/operations/${task!.taskId}`, undefined, bearer(TOKENS.admin));
+      expect([entry.body.operation, entry.body.outcome, entry.body.subject]).toEqual(['update_agent', 'succeeded', 'token:llm']);
+    } finally {
+      await client.close();
+    }
   });
 });
