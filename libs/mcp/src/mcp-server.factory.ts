@@ -112,14 +112,12 @@ export class McpServerFactory {
     });
 
     const call = async (request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult | CreateTaskResult> => {
-      const { name } = request.params;
-      const toolsets = registry.resolve(selection);
-      const spec = registry.find(name, toolsets);
       if (request.params.task === undefined) return answer(request, extra);
-      if (!spec?.task || !tasks) {
+      const { name } = request.params;
+      if (!registry.find(name, registry.resolve(selection))?.task || !tasks) {
         throw new types.McpError(types.ErrorCode.MethodNotFound, `${name} is not run as a task: call it without "task" (tools/list marks the tools that can be with execution.taskSupport)`);
       }
-      return this.asTask(tasks, `${name}`, () => answer(request, extra));
+      return this.asTask(tasks, name, () => answer(request, extra));
     };
 
     const answer = async (request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult> => {
