@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import { ChangesService } from '@app/agents';
 import { HelmClient, resolveHelmBinary } from '@app/helm';
-import { bearer } from '../auth/auth-support.js';
+import { CallToolResultSchema, LoggingMessageNotificationSchema, type CallToolResult, type LoggingMessageNotification, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { bearer, connectAs } from '../auth/auth-support.js';
 import { TestCluster } from '../support/cluster.js';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
 import { approvalEnv, TOKENS } from './support.js';
@@ -50,7 +52,8 @@ describe('an approved change applies once, as the proposer', () => {
     dir = mkdtempSync(join(tmpdir(), 'changes-cluster-'));
     const env = { ...approvalEnv(dir), KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' };
     t = await startTestApp({ ...env, REPLICA_ID: 'replica-a' });
-    t2 = await startTestApp({ ...env, REPLICA_ID: 'replica-b', DATABASE_URL: t.databaseUrl });
+    // one clock for both replicas: what a test moves, both see
+    t2 = await startTestApp({ ...env, REPLICA_ID: 'replica-b', DATABASE_URL: t.databaseUrl }, t.clock);
     const created = await call(t.url, 'POST', '/api/v1/agents', { ...agent, namespace: ns }, bearer(TOKENS.admin));
     expect(created.status).toBe(201);
   });
@@ -95,5 +98,66 @@ describe('an approved change applies once, as the proposer', () => {
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
     expect(answers.find((a) => a.status === 200)!.body.state).toBe('applied');
     expect(await revision()).toBe(before! + 1);
+  });
+
+  it("tells the proposer's MCP client, on its stream, that its change was applied on the other replica, with the operation id", async () => {
+    const { client } = await connectAs(t.url, TOKENS.llm, '?toolsets=agents,changes,audit');
+    const notices: LoggingMessageNotification['params'][] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void notices.push(notification.params));
+    try {
+      const proposed = await client.callTool({ name: 'update_agent', arguments: { namespace: ns, name: agent.name, description: 'told when applied' } });
+      const id = (proposed.structuredContent as { change: { id: string } }).change.id;
+      const approved = await call(t2.url, 'POST', `/api/v1/changes/${id}/approve`, {}, bearer(TOKENS.bob));
+      expect(approved.body.state).toBe('applied');
+      let notice: LoggingMessageNotification['params'] | undefined;
+      while (!(notice = notices.find((n) => (n.data as { change?: string }).change === id))) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(notice).toMatchObject({
+        level: 'notice',
+        logger: 'agent-manager/changes',
+        data: { state: 'applied', operation: 'update_agent', agent: `${ns}/${agent.name}`, decidedBy: ['token:bob'], operationId: approved.body.operationId },
+      });
+      const operation = await client.callTool({ name: 'get_operation', arguments: { id: approved.body.operationId } });
+      expect(operation.structuredContent).toMatchObject({ id: approved.body.operationId, outcome: 'succeeded' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('finishes once a change whose replica died after its write landed: the sweeps re-run it under the change id and the journal answers', async () => {
+    const proposed = await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${agent.name}`, { description: 'landed before the crash' }, bearer(TOKENS.llm));
+    const id = proposed.body.change.id as string;
+    const approved = await call(t.url, 'POST', `/api/v1/changes/${id}/approve`, {}, bearer(TOKENS.alice));
+    expect(approved.body.state).toBe('applied');
+    const landed = await revision();
+    // the replica died between helm's write (recorded in the journal) and recording the change: it stays applying
+    await t.store.client.change.update({ where: { id }, data: { state: 'applying', operationId: null, message: null, updatedAt: await t.store.now() } });
+    t.clock.advance(60_000);
+    await Promise.all([t.app.get(ChangesService).sweep(), t2.app.get(ChangesService).sweep()]);
+    // read from the store, not through get_change (a read would resume it too): the sweeps finished it
+    const finished = await t.store.client.change.findUniqueOrThrow({ where: { id } });
+    expect([finished.state, finished.operationId]).toEqual(['applied', approved.body.operationId]);
+    expect(await revision()).toBe(landed);
+    const journal = await call(t.url, 'GET', `/api/v1/operations?namespace=${ns}&operation=update_agent`, undefined, bearer(TOKENS.admin));
+    const writes = journal.body.items.filter((op: { actorNote: string | null }) => op.actorNote?.startsWith(`change ${id} approved`));
+    expect(writes.map((op: { id: string; outcome: string }) => [op.id, op.outcome])).toEqual([[approved.body.operationId, 'succeeded']]);
+  });
+
+  it('runs approve_change as an MCP task when the approver\'s client asks: its id is the journal entry of the write it applies', async () => {
+    const proposed = await call(t.url, 'PATCH', `/api/v1/agents/${ns}/${agent.name}`, { description: 'approved as a task' }, bearer(TOKENS.llm));
+    const { client } = await connectAs(t.url, TOKENS.alice, '?toolsets=changes');
+    try {
+      await client.listTools(); // the SDK's client asks for a task for the tools tools/list marked
+      let task: Task | undefined;
+      let result: CallToolResult | undefined;
+      for await (const message of client.experimental.tasks.callToolStream({ name: 'approve_change', arguments: { id: proposed.body.change.id } }, CallToolResultSchema)) {
+        if (message.type === 'taskCreated') task = message.task;
+        if (message.type === 'result') result = message.result as CallToolResult;
+      }
+      expect(result?.structuredContent).toMatchObject({ state: 'applied', operationId: task!.taskId });
+      const entry = await call(t.url, 'GET', `/api/v1/operations/${task!.taskId}`, undefined, bearer(TOKENS.admin));
+      expect([entry.body.operation, entry.body.outcome, entry.body.subject]).toEqual(['update_agent', 'succeeded', 'token:llm']);
+    } finally {
+      await client.close();
+    }
   });
 });

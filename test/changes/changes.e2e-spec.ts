@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { ChangesService } from '@app/agents';
 import { AUDIENCE, bearer, connectAs, seedAgent } from '../auth/auth-support.js';
 import { TestIssuer } from '../auth/oidc-issuer.js';
 import { call, startTestApp, type TestApp } from '../support/test-app.js';
@@ -15,6 +18,8 @@ import { approvalEnv, TOKENS } from './support.js';
  * is decided here. The applying approval runs helm: test/changes/changes.cluster-spec.ts.
  */
 let t: TestApp;
+/** A second replica on the same store: the proposer's session is held by t, the decisions are made here. */
+let other: TestApp;
 let dir: string;
 let issuer: TestIssuer;
 const as = (token: string) => bearer(token);
@@ -24,12 +29,17 @@ const approve = (id: string, token: string, comment?: string) => call(t.url, 'PO
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'changes-e2e-'));
   issuer = await TestIssuer.start();
-  t = await startTestApp({ ...approvalEnv(dir), OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: AUDIENCE });
+  // MCP sessions outlive the hours the tests move the clock by (expiry), so a listening proposer stays open.
+  const env = { ...approvalEnv(dir), OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: AUDIENCE, MCP_SESSION_IDLE_SECONDS: '86400' };
+  t = await startTestApp(env);
+  other = await startTestApp({ ...env, DATABASE_URL: t.databaseUrl, REPLICA_ID: 'other' }, t.clock);
   for (const [ns, name] of [
     ['prod-eu', 'biller'],
     ['prod-eu', 'moving'],
     ['prod-eu', 'lapsing'],
     ['prod-eu', 'resumed'],
+    ['prod-eu', 'told'],
+    ['prod-eu', 'swept'],
     ['prod-critical', 'core'],
     ['dev-a', 'toy'],
   ]) {
@@ -38,6 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await other?.close();
   await t?.close();
   await issuer?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -195,6 +206,107 @@ describe('the MCP door', () => {
       }
     } finally {
       await client.close();
+    }
+  });
+});
+
+/** The proposer's client, its session held by replica t, and the log notifications its GET stream received. */
+async function listeningProposer(token: string): Promise<{ client: Client; session: string; notices: LoggingMessageNotification['params'][] }> {
+  const { client, transport } = await connectAs(t.url, token, '?toolsets=agents,changes');
+  const notices: LoggingMessageNotification['params'][] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void notices.push(notification.params));
+  return { client, session: transport.sessionId!, notices };
+}
+
+/** The notice about `change`, once the client's stream brought it (polled; the test's own timeout bounds it). */
+async function noticeAbout(notices: LoggingMessageNotification['params'][], change: string): Promise<Record<string, unknown>> {
+  for (;;) {
+    const notice = notices.find((n) => (n.data as { change?: string }).change === change);
+    if (notice) return { level: notice.level, logger: notice.logger, ...(notice.data as Record<string, unknown>) };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("the proposer's MCP session is told when its change is decided", () => {
+  it('a rejection over REST on another replica reaches the OIDC proposer\'s client on its stream', async () => {
+    const proposer = await listeningProposer(await issuer.token(AUDIENCE));
+    try {
+      const proposed = await proposer.client.callTool({ name: 'update_agent', arguments: { namespace: 'prod-eu', name: 'told', description: 'tell me' } });
+      const id = (proposed.structuredContent as { change: { id: string } }).change.id;
+      expect((await t.store.client.change.findUniqueOrThrow({ where: { id } })).proposerSession).toBe(proposer.session);
+      const rejected = await call(other.url, 'POST', `/api/v1/changes/${id}/reject`, { comment: 'not this week' }, as(TOKENS.bob));
+      expect(rejected.body.state).toBe('rejected');
+      expect(await noticeAbout(proposer.notices, id)).toMatchObject({
+        level: 'warning',
+        logger: 'agent-manager/changes',
+        event: 'change_decided',
+        state: 'rejected',
+        operation: 'update_agent',
+        agent: 'prod-eu/told',
+        decidedBy: ['token:bob'],
+        comment: 'not this week',
+        location: `/api/v1/changes/${id}`,
+        message: expect.stringContaining('was rejected by token:bob: not this week'),
+      });
+    } finally {
+      await proposer.client.close();
+    }
+  });
+
+  it('an approval over REST whose write ended conflicted tells the proposer why, once; a withdrawal tells nothing', async () => {
+    const proposer = await listeningProposer(TOKENS.llm);
+    try {
+      const proposed = await proposer.client.callTool({ name: 'update_agent', arguments: { namespace: 'prod-eu', name: 'told', description: 'stale soon' } });
+      const id = (proposed.structuredContent as { change: { id: string } }).change.id;
+      await t.store.client.agent.update({ where: { id: 'prod-eu-told' }, data: { version: { increment: 1 } } });
+      expect((await approve(id, TOKENS.alice)).body.state).toBe('conflicted');
+      const notice = await noticeAbout(proposer.notices, id);
+      expect(notice).toMatchObject({ state: 'conflicted', decidedBy: ['token:alice'], operationId: null, error: expect.stringContaining('propose the change again') });
+      const withdrawn = await proposer.client.callTool({ name: 'update_agent', arguments: { namespace: 'prod-eu', name: 'told', description: 'taken back' } });
+      const taken = (withdrawn.structuredContent as { change: { id: string } }).change.id;
+      expect((await proposer.client.callTool({ name: 'withdraw_change', arguments: { id: taken } })).isError).toBeFalsy();
+      // withdrawn on the replica holding the stream: a notice would have gone out before the tool's answer
+      expect(proposer.notices.filter((n) => (n.data as { change?: string }).change === id)).toHaveLength(1);
+      expect(proposer.notices.some((n) => (n.data as { change?: string }).change === taken)).toBe(false);
+    } finally {
+      await proposer.client.close();
+    }
+  });
+
+  it('a decision after the proposer\'s session ended is made all the same', async () => {
+    const proposer = await listeningProposer(TOKENS.llm);
+    const proposed = await proposer.client.callTool({ name: 'update_agent', arguments: { namespace: 'prod-eu', name: 'told', description: 'nobody listens' } });
+    const id = (proposed.structuredContent as { change: { id: string } }).change.id;
+    await proposer.client.close();
+    await call(t.url, 'DELETE', '/mcp', undefined, { ...as(TOKENS.llm), 'mcp-session-id': proposer.session });
+    const rejected = await call(other.url, 'POST', `/api/v1/changes/${id}/reject`, {}, as(TOKENS.bob));
+    expect([rejected.status, rejected.body.state]).toEqual([200, 'rejected']);
+    expect(await t.store.client.mcpAnswer.count({ where: { sessionId: proposer.session } })).toBe(0);
+  });
+
+  it('the changes sweep, with nobody reading, expires a lapsed proposal and finishes one left applying, once across two replicas; the proposer is told both', async () => {
+    const proposer = await listeningProposer(TOKENS.llm);
+    try {
+      const propose = async (name: string, description: string) =>
+        ((await proposer.client.callTool({ name: 'update_agent', arguments: { namespace: 'prod-eu', name, description } })).structuredContent as { change: { id: string } }).change.id;
+      const stalled = await propose('swept', 'left applying');
+      const lapsing = await propose('told', 'left pending');
+      // a replica died after taking the last approval: the change stays applying, untouched; the agent moved meanwhile
+      await t.store.client.change.update({ where: { id: stalled }, data: { state: 'applying', updatedAt: await t.store.now(), approvals: [{ subject: 'token:alice', actor: 'token:alice', at: new Date().toISOString(), comment: null }] } });
+      await t.store.client.agent.update({ where: { id: 'prod-eu-swept' }, data: { version: { increment: 1 } } });
+      await Promise.all([t.app.get(ChangesService).sweep(), other.app.get(ChangesService).sweep()]);
+      expect((await t.store.client.change.findUniqueOrThrow({ where: { id: stalled } })).state).toBe('applying');
+      t.clock.advance(3_600_000 + 1000);
+      await Promise.all([t.app.get(ChangesService).sweep(), other.app.get(ChangesService).sweep()]);
+      const rows = await t.store.client.change.findMany({ where: { id: { in: [stalled, lapsing] } }, orderBy: { id: 'asc' } });
+      expect(Object.fromEntries(rows.map((c) => [c.id, c.state]))).toEqual({ [stalled]: 'conflicted', [lapsing]: 'expired' });
+      const expiries = await t.store.client.operation.count({ where: { kind: 'expire_change', name: 'told', actorNote: { contains: lapsing } } });
+      expect(expiries).toBe(1);
+      expect(await noticeAbout(proposer.notices, stalled)).toMatchObject({ state: 'conflicted', decidedBy: ['token:alice'] });
+      expect(await noticeAbout(proposer.notices, lapsing)).toMatchObject({ state: 'expired', decidedBy: [], message: expect.stringContaining('propose it again') });
+      expect(proposer.notices.filter((n) => [stalled, lapsing].includes((n.data as { change: string }).change))).toHaveLength(2);
+    } finally {
+      await proposer.client.close();
     }
   });
 });

@@ -15,6 +15,7 @@ export { Reconciler } from './reconcile/reconcile.service.js';
 export { RECONCILE_OPERATIONS } from './reconcile/reconcile.operations.js';
 export { ROLLOUT_OPERATIONS } from './rollout/rollouts.operations.js';
 export { CHANGE_OPERATIONS } from './changes/changes.operations.js';
+export { ChangesService } from './changes/changes.service.js';
 export { MODEL_CONFIG_OPERATIONS } from './model-configs/model-configs.operations.js';
 export { auditColumns, auditOf } from './persistence/journal.records.js';
 export type { AuditEntry } from './persistence/journal.records.js';

@@ -16,6 +16,8 @@ export interface Caller {
   principal?: OperationContext['principal'];
   /** The MCP client's name, when the door is MCP. */
   client?: string;
+  /** The MCP session (Streamable HTTP) the call came in: a proposal's decision is told to it (docs/approvals.md). */
+  mcpSession?: string;
   /** X-Actor as sent beside a verified subject: a free-text note, never who acted. */
   note?: string;
   /**
@@ -28,8 +30,8 @@ export interface Caller {
 export const Caller = {
   /** The caller of the call running now, as its door set it (the service itself outside any door). */
   current(): Caller {
-    const { actor, door, requestId, principal, client, note } = OperationContexts.current();
-    return { actor, door, requestId, principal, client, note };
+    const { actor, door, requestId, principal, client, note, mcpSession } = OperationContexts.current();
+    return { actor, door, requestId, principal, client, note, ...(mcpSession !== undefined && { mcpSession }) };
   },
 
   /** The service's own work that no caller asked for (a sweep, a CLI command), as the journal names it. */

@@ -33,6 +33,8 @@ export interface OperationContext {
   actor: string;
   /** The MCP client's name from initialize, when the door is MCP. */
   client?: string;
+  /** The Streamable HTTP session the tool call came in (mcp-session-id): where the service tells the caller later what became of its proposal. */
+  mcpSession?: string;
   /** Who the caller was verified to be (libs/auth's Principal): set by the doors once authentication ran. */
   principal?: { subject: string; groups: readonly string[]; method: 'oidc' | 'token' | 'local' | 'anonymous' };
   /** X-Actor as sent when authentication is on: a free-text note beside the verified subject, never who acted. */
@@ -47,6 +49,8 @@ export interface OperationContext {
    * that declared elicitation, for a destructive tool); resolves on their accept, throws otherwise.
    */
   confirm?: (summary: string) => Promise<void>;
+  /** Told the journal entry's id once the call's write journaled its intent (an MCP task's id is that entry's). */
+  journaled?: (operationId: string) => void;
 }
 
 /** Whom a helm call or Kubernetes read impersonates (helm --kube-as-user/--kube-as-group; Impersonate-User/-Group). */
@@ -100,6 +104,16 @@ export const OperationContexts = {
   /** Runs `fn` with the current context, a destructive step in it first asked of the caller's person through `ask` (OperationContexts.confirm). */
   withConfirmation<T>(ask: (summary: string) => Promise<void>, fn: () => T): T {
     return storage.run({ ...OperationContexts.current(), confirm: ask }, fn);
+  },
+
+  /** Runs `fn` with the current context, the id of the first journal entry a write in it starts told to `report` (OperationContexts.journaled). */
+  withJournaled<T>(report: (operationId: string) => void, fn: () => T): T {
+    return storage.run({ ...OperationContexts.current(), journaled: report }, fn);
+  },
+
+  /** Tells the caller, if it listens, the journal entry its write started (before helm runs). */
+  journaled(operationId: string): void {
+    storage.getStore()?.journaled?.(operationId);
   },
 
   /** Whether the call can ask its person to confirm (only then is a summary worth building). */

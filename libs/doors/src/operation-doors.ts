@@ -100,6 +100,7 @@ export class OperationDoors {
       input: [input.path, input.args].filter((dto) => dto !== undefined),
       output: tool.output,
       ...(tool.operations ? { operations: [operation.name, ...tool.operations] } : {}),
+      ...(tool.task && { task: true }),
       run: async (args) => (await this.run(operation, mcpInput(operation, args))) as object,
     });
   }

@@ -65,6 +65,8 @@ export interface ToolDeclaration {
   output: Type<unknown>;
   /** The operations the policy grants this tool by, any of them, when more than its own name (get_operation: list_operations too). */
   operations?: string[];
+  /** Served as an MCP task when the client asks for one (taskSupport `optional`): a write whose helm run may outlast the call (docs/mcp.md). */
+  task?: boolean;
 }
 
 /**

@@ -13,15 +13,28 @@ import { JsonResponseTransport, readJsonExchange } from './json-response.transpo
 import { isInitialize, loadMcpSdk, type McpSdk } from './mcp-sdk.js';
 import { CONFIRM_TIMEOUT_MS, formElicitation, McpServerFactory } from './mcp-server.factory.js';
 import { McpSessionRepository, type McpSessionRecord } from './mcp-session.repository.js';
+import { McpTaskStore, TASK_TTL_MS } from './mcp-tasks.js';
 import { McpRegistry } from './mcp.registry.js';
 
 type McpRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
 
 /** How often a call waiting for its person's answer looks for it in the store (the answer reached another replica). */
 const ANSWER_POLL_MS = 250;
+/** How often a replica holding GET streams looks in the store for notices another replica left for them. */
+const NOTICE_POLL_MS = 1000;
+/** The requestId prefix of a notice kept in the McpAnswer table (a client's answers are UUIDs: the two never meet). */
+const NOTICE = 'notice:';
 /** The ids questions go out under (randomUUID). */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+
+/** A notification the service sends a session on its own, after the call it concerns ended (a proposal decided). */
+export interface McpNotice {
+  level: LoggingLevel;
+  /** The notification's logger (what a client shows it under). */
+  logger: string;
+  data: Record<string, unknown>;
+}
 
 /**
  * Streamable HTTP sessions of /mcp, with no session affinity: a session lives in the store
@@ -35,7 +48,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export class McpHttpSessions implements OnModuleDestroy {
   private readonly logger = new Logger('MCP');
   /** This replica's open GET streams by session id (the server each stream's tools/list_changed come from). */
-  private readonly streams = new Map<string, { server: Server }>();
+  private readonly streams = new Map<string, { server: Server; res: ServerResponse }>();
   /**
    * The questions this replica's tool calls wait on (a destructive call asking its person), by
    * session id and request id: the client answers in a POST of its own, handed to the waiting call.
@@ -47,6 +60,7 @@ export class McpHttpSessions implements OnModuleDestroy {
   private readonly idleMs: number;
   private readonly touchMs: number;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly noticePoller: NodeJS.Timeout;
 
   constructor(
     private readonly registry: McpRegistry,
@@ -61,6 +75,62 @@ export class McpHttpSessions implements OnModuleDestroy {
     this.idleMs = config.MCP_SESSION_IDLE_SECONDS * 1000;
     this.touchMs = Math.min(30_000, this.idleMs / 10);
     this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, Math.max(1000, this.idleMs / 4))).unref();
+    this.noticePoller = setInterval(() => void this.deliverNotices(), NOTICE_POLL_MS).unref();
+  }
+
+  /**
+   * Tells session `sessionId` something after its call ended (docs/approvals.md: its proposal was
+   * decided), as a `notifications/message` on the session's GET stream, under `key` (once per key).
+   * The stream may be held by another replica, or by none right now: then the notice is kept in the
+   * store the way an elicitation answer that reached the wrong replica is (the McpAnswer table), and
+   * the replica holding the stream, or the next one to open it within CONFIRM_TIMEOUT_MS, sends it.
+   * A session that is gone, or whose logging/setLevel is above `level`, is not told: answers false,
+   * logged at debug. Never throws.
+   */
+  async notify(sessionId: string, key: string, notice: McpNotice): Promise<boolean> {
+    try {
+      const session = await this.sessions.find(sessionId);
+      if (!session) {
+        this.logger.debug(`session ${sessionId}: gone, not told ${key}`);
+        return false;
+      }
+      if (!reaches(notice.level, session.logLevel)) {
+        this.logger.debug(`session ${sessionId}: its logging level ${session.logLevel} is above ${notice.level}, not told ${key}`);
+        return false;
+      }
+      if (await this.sendOnStream(sessionId, notice)) return true;
+      await this.sessions.saveAnswers(sessionId, [{ requestId: `${NOTICE}${key}`, message: JSON.stringify(notice) }]);
+      return true;
+    } catch (error) {
+      this.logger.debug(`session ${sessionId}: telling it ${key} failed: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Sends a notice on the session's GET stream when this replica holds it and it has started; false otherwise. */
+  private async sendOnStream(sessionId: string, notice: McpNotice): Promise<boolean> {
+    const stream = this.streams.get(sessionId);
+    if (!stream || !stream.res.headersSent || stream.res.writableEnded) return false;
+    try {
+      await stream.server.notification({ method: 'notifications/message', params: { level: notice.level, logger: notice.logger, data: notice.data } });
+      return true;
+    } catch (error) {
+      this.logger.debug(`session ${sessionId}: its stream did not take a notice: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Sends the notices other replicas left in the store for the streams this replica holds; each is taken by one replica. */
+  private async deliverNotices(): Promise<void> {
+    const open = [...this.streams.entries()].filter(([, stream]) => stream.res.headersSent && !stream.res.writableEnded).map(([id]) => id);
+    if (open.length === 0) return;
+    try {
+      for (const { sessionId, message } of await this.sessions.takeAnswersByPrefix(open, NOTICE)) {
+        if (!(await this.sendOnStream(sessionId, JSON.parse(message) as McpNotice))) this.logger.debug(`session ${sessionId}: its stream closed before a notice was sent`);
+      }
+    } catch (error) {
+      this.logger.warn(`delivering MCP notices failed: ${(error as Error).message}`);
+    }
   }
 
   /** `req.auth` is set by the bearer check of /mcp (mcpBearerAuth, authentication on); without it the caller is anonymous. */
@@ -94,6 +164,7 @@ export class McpHttpSessions implements OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.sweeper);
+    clearInterval(this.noticePoller);
     // The sessions stay in the store: the clients' next requests go to another replica.
     await Promise.allSettled([...this.streams.values()].map(({ server }) => server.close()));
     this.streams.clear();
@@ -120,7 +191,8 @@ export class McpHttpSessions implements OnModuleDestroy {
       this.sessions.remove(id).catch((error: unknown) => this.logger.warn(`session ${id}: removing after a refused initialize failed: ${(error as Error).message}`));
     });
     if (res.destroyed) return; // the client left while the session was stored
-    const server = await this.servers.create(this.registry.parse(query), 'mcp-http', principal);
+    // initialize's answer declares what the session's later servers serve (tasks among them)
+    const server = await this.servers.create(this.registry.parse(query), 'mcp-http', principal, { session: id, tasks: new McpTaskStore(id, this.sessions) });
     const { StreamableHTTPServerTransport } = await loadMcpSdk();
     // The one request with a session-id generator: it answers initialize with mcp-session-id.
     const transport = new StreamableHTTPServerTransport({
@@ -233,7 +305,7 @@ export class McpHttpSessions implements OnModuleDestroy {
     const server = await this.serverOf(session, principal);
     const transport = await statelessTransport();
     await server.connect(transport);
-    this.streams.set(session.id, { server });
+    this.streams.set(session.id, { server, res });
     whenClosed(res, () => {
       if (this.streams.get(session.id)?.server === server) this.streams.delete(session.id);
       void server.close();
@@ -254,6 +326,8 @@ export class McpHttpSessions implements OnModuleDestroy {
 
   private async serverOf(session: McpSessionRecord, principal: Principal): Promise<Server> {
     return this.servers.create(this.registry.parse(session.query), 'mcp-http', principal, {
+      session: session.id,
+      tasks: new McpTaskStore(session.id, this.sessions),
       client: session.clientName ?? undefined,
       level: (session.logLevel ?? undefined) as LoggingLevel | undefined,
       saveLevel: (level) => this.sessions.setLogLevel(session.id, level),
@@ -281,6 +355,7 @@ export class McpHttpSessions implements OnModuleDestroy {
   private async sweep(): Promise<void> {
     try {
       await this.sessions.removeAnswersOlderThan(CONFIRM_TIMEOUT_MS);
+      await this.sessions.removeTasksOlderThan(TASK_TTL_MS);
       for (const id of await this.sessions.removeIdle(this.idleMs)) {
         this.logger.log(`session ${id} closed: idle for more than ${this.idleMs / 1000}s`);
         this.dropLocal(id);
@@ -321,6 +396,12 @@ async function announceWhenOpen(server: Server, res: ServerResponse): Promise<vo
 async function statelessTransport(json = false): Promise<StreamableHTTPServerTransport> {
   const { StreamableHTTPServerTransport } = await loadMcpSdk();
   return new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: json });
+}
+
+/** Whether a notice at `level` passes a session's logging/setLevel threshold (none: everything). */
+function reaches(level: LoggingLevel, threshold: string | null): boolean {
+  const order: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+  return threshold === null || order.indexOf(level) >= order.indexOf(threshold);
 }
 
 function samePrincipal(session: McpSessionRecord, principal: Principal): boolean {

@@ -1,12 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
 import type { CallToolRequest, CallToolResult, ClientCapabilities, LoggingLevel, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AppConfig, AppError, mapError, OperationContexts, PROJECT_PACKAGE, type ErrorBody, type NewOperationContext } from '@app/common';
 import { Authenticator, Authorizer, describePrincipal, toolNotAllowed, type Principal } from '@app/auth';
 import { Metrics, newTraceId, parseTraceparent, Tracing } from '@app/telemetry';
 import { loadMcpSdk, type McpSdk } from './mcp-sdk.js';
 import { McpRegistry } from './mcp.registry.js';
+import type { McpTaskStore } from './mcp-tasks.js';
 import type { McpDoor, ToolSpec } from './tool-spec.js';
 import type { ToolsetSelection } from './toolset-selection.js';
 
@@ -19,6 +21,8 @@ type RequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  * own (any replica may serve it), so what initialize and logging/setLevel said comes from the store.
  */
 export interface McpSessionMemory {
+  /** The session's id (mcp-session-id): a tool call names it in its context, so a proposal it makes can be told its decision. */
+  session?: string;
   /** The client's name from initialize. */
   client?: string;
   /** The logging/setLevel threshold chosen earlier in the session. */
@@ -27,6 +31,8 @@ export interface McpSessionMemory {
   saveLevel?(level: LoggingLevel): Promise<void>;
   /** Whether initialize declared form elicitation (the server of a later HTTP request never saw initialize). */
   elicits?: boolean;
+  /** The session's MCP tasks, in the store (Streamable HTTP only): with it the server declares `tasks` and runs task tools as tasks when asked. */
+  tasks?: McpTaskStore;
 }
 
 /** How long a destructive call waits for its person's answer before it gives up, doing nothing. */
@@ -67,9 +73,12 @@ export class McpServerFactory {
     const { Server, types, jsonSchemaValidator } = await loadMcpSdk();
     const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types;
     const SEVERITY = types.LoggingLevelSchema.options;
+    const { tasks } = memory;
+    // tasks: tools/call may be asked for a task (the tools whose execution.taskSupport says so); tasks/get, tasks/result and tasks/list are the SDK's, served from the session's tasks in the store
+    const taskCapability = tasks && { tasks: { list: {}, requests: { tools: { call: {} } } } };
     const server = new Server(
       { name: 'agent-manager', title: 'agent-manager', version: VERSION },
-      { capabilities: { tools: { listChanged: true } }, instructions: registry.instructions(registry.resolve(selection)), jsonSchemaValidator },
+      { capabilities: { tools: { listChanged: true }, ...taskCapability }, instructions: registry.instructions(registry.resolve(selection)), jsonSchemaValidator, ...(tasks && { taskStore: tasks }) },
     );
     // Registered after construction so this session's level is ours to read (the SDK keeps its own private).
     server.registerCapabilities({ logging: {} });
@@ -102,7 +111,16 @@ export class McpServerFactory {
       return page.nextCursor ? { tools, nextCursor: page.nextCursor } : { tools };
     });
 
-    const call = async (request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult> => {
+    const call = async (request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult | CreateTaskResult> => {
+      if (request.params.task === undefined) return answer(request, extra);
+      const { name } = request.params;
+      if (!registry.find(name, registry.resolve(selection))?.task || !tasks) {
+        throw new types.McpError(types.ErrorCode.MethodNotFound, `${name} is not run as a task: call it without "task" (tools/list marks the tools that can be with execution.taskSupport)`);
+      }
+      return this.asTask(tasks, name, () => answer(request, extra));
+    };
+
+    const answer = async (request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult> => {
       const { name } = request.params;
       const toolsets = registry.resolve(selection);
       const spec = registry.find(name, toolsets);
@@ -116,7 +134,10 @@ export class McpServerFactory {
       const args = request.params.arguments ?? {};
       const log = async (level: LoggingLevel, data: string): Promise<void> => {
         if (SEVERITY.indexOf(level) < SEVERITY.indexOf(threshold)) return;
-        await extra.sendNotification({ method: 'notifications/message', params: { level, logger: 'agent-manager', data } });
+        // A client that left (or a task whose call was answered already) is not told: the write goes on.
+        await extra.sendNotification({ method: 'notifications/message', params: { level, logger: 'agent-manager', data } }).catch((error: unknown) => {
+          this.logger.debug(`${name}: progress not sent: ${(error as Error).message}`);
+        });
       };
       const writes = !spec.annotations.readOnlyHint && args.dryRun !== true;
       const target = typeof args.namespace === 'string' && typeof args.name === 'string' ? ` ${args.namespace}/${args.name}` : '';
@@ -141,14 +162,34 @@ export class McpServerFactory {
       }
     };
 
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
       const { name } = request.params;
       const client = server.getClientVersion()?.name ?? memory.client;
       const actor = this.authenticator.enabled ? principal.subject : actorOf(client);
       const known = registry.find(name, registry.resolve(selection)) !== undefined;
-      return this.observed({ name, known, args: request.params.arguments ?? {}, meta: request.params._meta }, { door, actor, client, principal }, () => call(request, extra));
+      return this.observed({ name, known, args: request.params.arguments ?? {}, meta: request.params._meta }, { door, actor, client, principal, ...(memory.session !== undefined && { mcpSession: memory.session }) }, () => call(request, extra));
     });
     return server;
+  }
+
+  /**
+   * A tool call asked for as a task: answered with the task once its write journaled its intent (the
+   * task's id is the journal entry's) or, when it ended without one (refused, proposed, unchanged,
+   * a dry run), once it ended; a destructive call asks its person before that, on the call's own
+   * stream. The write goes on after the answer, and its answer becomes the task's result.
+   */
+  private async asTask(tasks: McpTaskStore, call: string, answer: () => Promise<CallToolResult>): Promise<CreateTaskResult> {
+    let journaled: (operationId: string | undefined) => void = () => undefined;
+    const started = new Promise<string | undefined>((resolve) => (journaled = resolve));
+    const outcome = OperationContexts.withJournaled((operationId) => journaled(operationId), answer).catch(
+      (error: unknown): CallToolResult => errorResult(mapError(error).body),
+    );
+    void outcome.then(() => journaled(undefined));
+    const task = await tasks.begin(await started);
+    void outcome
+      .then((result) => tasks.finish(task.taskId, result))
+      .catch((error: unknown) => this.logger.warn(`${call}: storing the result of task ${task.taskId} failed; tasks/get follows its journal entry: ${(error as Error).message}`));
+    return { task };
   }
 
   /**
@@ -159,8 +200,8 @@ export class McpServerFactory {
   private async observed(
     call: { name: string; known: boolean; args: Record<string, unknown>; meta?: Record<string, unknown> },
     caller: Omit<NewOperationContext, 'facts' | 'traceId'>,
-    answer: () => Promise<CallToolResult>,
-  ): Promise<CallToolResult> {
+    answer: () => Promise<CallToolResult | CreateTaskResult>,
+  ): Promise<CallToolResult | CreateTaskResult> {
     const tool = call.known ? call.name : 'unknown';
     const started = process.hrtime.bigint();
     const parent = call.meta?.traceparent;
@@ -173,7 +214,7 @@ export class McpServerFactory {
       let outcome = 'internal';
       try {
         const result = await (span ? span.run(answer) : answer());
-        outcome = result.isError ? ((result.structuredContent as Partial<ErrorBody> | undefined)?.error?.code ?? 'error') : 'ok';
+        outcome = 'isError' in result && result.isError ? ((result.structuredContent as Partial<ErrorBody> | undefined)?.error?.code ?? 'error') : 'ok';
         return result;
       } finally {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;

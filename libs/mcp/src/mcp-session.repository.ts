@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { AuthMethod, Principal } from '@app/auth';
 import { Store } from '@app/store';
 
+/** The requestId prefix of a session's task in the McpAnswer table (a client's answers are UUIDs, notices `notice:`). */
+const TASK = 'task:';
+
 /** An MCP session as every replica reads it from the store. */
 export interface McpSessionRecord {
   id: string;
@@ -119,9 +122,63 @@ export class McpSessionRepository {
     return row.message;
   }
 
-  /** Drops answers older than `ageMs` that no call took (its call ended first). */
+  /**
+   * The messages kept for `sessionIds` under a requestId starting with `prefix` (notices one replica
+   * left for the replica holding the session's stream), taken out of the store: each row is deleted
+   * before it is answered, so of two replicas asking at once one gets it.
+   */
+  async takeAnswersByPrefix(sessionIds: string[], prefix: string): Promise<{ sessionId: string; requestId: string; message: string }[]> {
+    const rows = await this.db.mcpAnswer.findMany({ where: { sessionId: { in: sessionIds }, requestId: { startsWith: prefix } }, orderBy: { createdAt: 'asc' } });
+    const taken: { sessionId: string; requestId: string; message: string }[] = [];
+    for (const { sessionId, requestId, message } of rows) {
+      if ((await this.db.mcpAnswer.deleteMany({ where: { sessionId, requestId } })).count === 1) taken.push({ sessionId, requestId, message });
+    }
+    return taken;
+  }
+
+  /** Drops answers (and notices) older than `ageMs` that no call took (its call ended first); a session's tasks have their own age. */
   async removeAnswersOlderThan(ageMs: number): Promise<void> {
-    await this.db.mcpAnswer.deleteMany({ where: { createdAt: { lt: new Date((await this.store.now()).getTime() - ageMs) } } });
+    await this.db.mcpAnswer.deleteMany({ where: { createdAt: { lt: new Date((await this.store.now()).getTime() - ageMs) }, NOT: { requestId: { startsWith: TASK } } } });
+  }
+
+  /** Drops the sessions' tasks created more than `ageMs` ago (their ttl). */
+  async removeTasksOlderThan(ageMs: number): Promise<void> {
+    await this.db.mcpAnswer.deleteMany({ where: { createdAt: { lt: new Date((await this.store.now()).getTime() - ageMs) }, requestId: { startsWith: TASK } } });
+  }
+
+  /**
+   * A task of a session (docs/mcp.md, tasks), kept beside its answers: the row is the task's binding
+   * to the session (another session's id is not found) and, once the tool call ended, its result.
+   */
+  async saveTask(sessionId: string, taskId: string, task: string): Promise<Date> {
+    const now = await this.store.now();
+    await this.db.mcpAnswer.create({ data: { sessionId, requestId: `${TASK}${taskId}`, message: task, createdAt: now } });
+    return now;
+  }
+
+  async updateTask(sessionId: string, taskId: string, task: string): Promise<void> {
+    await this.db.mcpAnswer.updateMany({ where: { sessionId, requestId: `${TASK}${taskId}` }, data: { message: task } });
+  }
+
+  async findTask(sessionId: string, taskId: string): Promise<string | null> {
+    const row = await this.db.mcpAnswer.findUnique({ where: { sessionId_requestId: { sessionId, requestId: `${TASK}${taskId}` } } });
+    return row?.message ?? null;
+  }
+
+  /** The session's tasks, newest first, at most `limit`. */
+  async listTasks(sessionId: string, limit: number): Promise<string[]> {
+    const rows = await this.db.mcpAnswer.findMany({ where: { sessionId, requestId: { startsWith: TASK } }, orderBy: { createdAt: 'desc' }, take: limit });
+    return rows.map((row) => row.message);
+  }
+
+  /** The journal entry a task follows: its state and when it finished (the journal is the store's, whichever replica wrote it). */
+  async journalEntry(id: string): Promise<{ state: string; finishedAt: Date | null; errorMessage: string | null } | null> {
+    return this.db.operation.findUnique({ where: { id }, select: { state: true, finishedAt: true, errorMessage: true } });
+  }
+
+  /** The store's clock. */
+  now(): Promise<Date> {
+    return this.store.now();
   }
 
   /** Which of `ids` still exist. */

@@ -12,7 +12,7 @@ import { McpRegistry } from './mcp.registry.js';
 @Module({
   controllers: [McpController],
   providers: [McpRegistry, McpServerFactory, McpSessionRepository, McpHttpSessions],
-  exports: [McpRegistry, McpServerFactory],
+  exports: [McpRegistry, McpServerFactory, McpHttpSessions],
 })
 export class McpModule {}
 

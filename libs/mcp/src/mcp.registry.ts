@@ -257,6 +257,7 @@ export class McpRegistry implements OnApplicationBootstrap {
         inputSchema: (spec.inputSchema ? await spec.inputSchema() : mergeObjectSchemas(spec.input.map(schemaOf))) as Tool['inputSchema'],
         outputSchema: this.outputSchema(spec, schemaOf),
         annotations: { title: spec.title, ...spec.annotations },
+        ...(spec.task && { execution: { taskSupport: 'optional' as const } }),
       });
     }
   }

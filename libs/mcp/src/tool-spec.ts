@@ -39,5 +39,7 @@ export interface ToolSpec {
   shallowOutput?: boolean;
   /** The operations the policy knows this tool by, any of which grants it, when not its own name (a blueprint's tool). */
   operations?: string[];
+  /** Runs as an MCP task when the client asks (tools/list says `execution.taskSupport: optional`); otherwise answered in the call. */
+  task?: boolean;
   run(args: Record<string, unknown>, context: ToolContext): Promise<object>;
 }

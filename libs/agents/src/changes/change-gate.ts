@@ -82,7 +82,8 @@ export class ChangeGate {
       namespace: write.namespace,
       name: write.name,
       request,
-      caller: { ...caller },
+      caller: withoutSession(caller),
+      proposerSession: caller.mcpSession ?? null,
       plannedVersion: planned.plannedVersion,
       preview: { values: { before: planned.before, after: planned.after }, warnings: planned.warnings, answer: planned.answer },
       diff,
@@ -127,6 +128,12 @@ export class ChangeGate {
       expiresAt: change.expiresAt.toISOString(),
     };
   }
+}
+
+/** The proposer as the apply runs it: the session it proposed in is told the decision, it is no part of the write. */
+function withoutSession(caller: Caller): Record<string, unknown> {
+  const { mcpSession: _session, ...rest } = caller;
+  return { ...rest };
 }
 
 function principalOf(caller: Caller): Principal {

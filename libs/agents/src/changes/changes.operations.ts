@@ -49,6 +49,8 @@ function decision(name: 'approve_change' | 'reject_change' | 'withdraw_change', 
       description,
       annotations: { readOnlyHint: false, destructiveHint: method === 'approve', idempotentHint: false, openWorldHint: method === 'approve' },
       output: ChangeDto,
+      // the last approval runs the proposer's write: a client may follow it as a task
+      ...(method === 'approve' && { task: true }),
     },
     input: { path: ChangeRefDto, args: ChangeDecisionDto },
     service: ChangesService,

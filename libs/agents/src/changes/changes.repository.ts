@@ -25,6 +25,8 @@ export interface ChangeRecord {
   /** The proposer as the write runner is given it (a Caller). */
   caller: Record<string, unknown>;
   proposer: string;
+  /** The MCP session (Streamable HTTP) the proposal came in, told when the change is decided; null over REST and stdio. */
+  proposerSession: string | null;
   proposalKey: string | null;
   plannedVersion: number | null;
   /** The dry run's values, warnings and whole answer (what a retry with the same key is answered). */
@@ -44,7 +46,7 @@ export interface ChangeRecord {
   updatedAt: Date;
 }
 
-export type NewChange = Pick<ChangeRecord, 'operation' | 'namespace' | 'name' | 'request' | 'caller' | 'proposer' | 'plannedVersion' | 'preview' | 'diff' | 'rule' | 'approvers' | 'required' | 'expiresAt'>;
+export type NewChange = Pick<ChangeRecord, 'operation' | 'namespace' | 'name' | 'request' | 'caller' | 'proposer' | 'proposerSession' | 'plannedVersion' | 'preview' | 'diff' | 'rule' | 'approvers' | 'required' | 'expiresAt'>;
 
 export interface ChangeFilter {
   state?: string;
@@ -104,6 +106,20 @@ export class ChangesRepository {
   async findByKey(proposer: string, key: string): Promise<ChangeRecord | null> {
     const row = await this.db.change.findUnique({ where: { proposer_proposalKey: { proposer, proposalKey: key } } });
     return row ? toRecord(row) : null;
+  }
+
+  /**
+   * What the changes sweep finishes (oldest first, at most `limit`): `applying` changes untouched
+   * since `stalledBefore` (their replica died mid-write, or the write's outcome was not known), and
+   * `pending` ones whose expiry is past `now`.
+   */
+  async unsettled(stalledBefore: Date, now: Date, limit: number): Promise<ChangeRecord[]> {
+    const rows = await this.db.change.findMany({
+      where: { OR: [{ state: 'applying', updatedAt: { lt: stalledBefore } }, { state: 'pending', expiresAt: { lte: now } }] },
+      orderBy: [{ updatedAt: 'asc' }, { id: 'asc' }],
+      take: limit,
+    });
+    return rows.map(toRecord);
   }
 
   /** Newest first, at most `limit`; `patterns`: only in namespaces these policy patterns match (all when undefined). */

@@ -1,11 +1,12 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
 import { UncertainWrite } from '../runner/uncertain-write.js';
 import { auditOf, RefusalJournal, type CallerAccess } from '@app/doors';
+import { McpHttpSessions, type McpNotice } from '@app/mcp';
 import { AgentsService } from '../application/agents.service.js';
 import type { AgentOrigin } from '../domain/agent-spec.js';
 import type { CreateAgentDto, DeleteAgentDto, RollbackAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
-import { ChangeGate } from './change-gate.js';
+import { ChangeGate, changeLocation } from './change-gate.js';
 import type { ChangeDecisionDto, ChangeDto, ChangeListDto, ChangeRefDto, ListChangesQueryDto } from './changes.dto.js';
 import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
 
@@ -16,8 +17,11 @@ import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
  * was planned on and the change id as its idempotency key.
  */
 @Injectable()
-export class ChangesService {
+export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Changes');
+  private timer?: NodeJS.Timeout;
+  private sweeping?: Promise<void>;
+  private closed = false;
 
   constructor(
     private readonly changes: ChangesRepository,
@@ -25,7 +29,49 @@ export class ChangesService {
     private readonly agents: AgentsService,
     @Inject(RefusalJournal) private readonly refusals: RefusalJournal,
     private readonly config: AppConfig,
+    private readonly mcp: McpHttpSessions,
   ) {}
+
+  /**
+   * The changes sweep, every LEASE_TTL_SECONDS as the recovery sweep of operations: a change left
+   * `applying` is finished without waiting for someone to read it, and a pending one past its expiry
+   * becomes `expired` (and its proposer's session is told). A command (stdio MCP, store rebuild) runs none.
+   */
+  onApplicationBootstrap(): void {
+    if (!this.config.backgroundWork) return;
+    this.timer = setInterval(() => void this.sweep(), this.staleMs);
+    this.timer.unref();
+  }
+
+  /** Waits for the change being finished; the rest waits for the next sweep, here or on another replica. */
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  /**
+   * Finishes the changes nobody reads: each stalled `applying` one is claimed by one replica (a
+   * conditional UPDATE on its version) and its write re-run under the change id as its idempotency
+   * key, so a write that already landed answers from the journal and helm never runs twice; each
+   * pending one past its expiry is expired. One pass at a time; never rejects (it runs from a timer).
+   */
+  sweep(): Promise<void> {
+    this.sweeping ??= this.sweepOnce()
+      .catch((error: unknown) => this.logger.warn(`the changes sweep failed, the next one tries again: ${(error as Error).message}`))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const now = await this.changes.now();
+    for (const change of await this.changes.unsettled(new Date(now.getTime() - this.staleMs), now, SWEEP_BATCH)) {
+      if (this.closed) return;
+      await this.expired(change).catch((error: unknown) => {
+        this.logger.warn(`change ${change.id} (${change.state}) stays as it is, the next sweep tries again: ${(error as Error).message}`);
+      });
+    }
+  }
 
   /** How long an `applying` change goes untouched before a reader resumes it. */
   private get staleMs(): number {
@@ -86,7 +132,7 @@ export class ChangesService {
       throw new AppError('conflict', `change ${change.id} was decided meanwhile: read it again with get_change`);
     }
     await this.journal(access.caller, operation, change, `change ${change.id}: ${state} by ${by}`, comment);
-    return this.view((await this.changes.find(change.id))!);
+    return this.view(await this.decided((await this.changes.find(change.id))!));
   }
 
   /**
@@ -118,7 +164,34 @@ export class ChangesService {
       this.logger.warn(`change ${change.id} ${moved ? 'conflicted' : 'failed'}: ${failure.message}`);
       await this.changes.transition(change.id, 'applying', { state: moved ? 'conflicted' : 'failed', message });
     }
-    return (await this.changes.find(change.id))!;
+    return this.decided((await this.changes.find(change.id))!);
+  }
+
+  /**
+   * Tells the proposer's MCP session that its change was decided (docs/approvals.md): applied,
+   * conflicted, failed, rejected or expired; withdrawing is the proposer's own act. The session may
+   * be on another replica (McpHttpSessions routes it through the store) or gone (nothing fails).
+   */
+  private async decided(change: ChangeRecord): Promise<ChangeRecord> {
+    if (change.proposerSession === null || !TOLD.has(change.state)) return change;
+    const approvers = change.approvals.map((a) => a.subject);
+    const decidedBy = change.state === 'rejected' ? [change.decidedBy ?? ''] : change.state === 'expired' ? [] : approvers;
+    const data = {
+      event: 'change_decided',
+      change: change.id,
+      location: changeLocation(change.id),
+      state: change.state,
+      operation: change.operation,
+      agent: `${change.namespace}/${change.name}`,
+      decidedBy,
+      operationId: change.operationId,
+      ...(change.comment && { comment: change.comment }),
+      ...(change.state !== 'applied' && { error: change.message }),
+      message: noticeText(change, decidedBy),
+    };
+    const notice: McpNotice = { level: change.state === 'applied' ? 'notice' : change.state === 'failed' ? 'error' : 'warning', logger: 'agent-manager/changes', data };
+    await this.mcp.notify(change.proposerSession, `${change.id}:${change.state}`, notice);
+    return change;
   }
 
   private run(caller: Caller, change: ChangeRecord): Promise<object> {
@@ -184,6 +257,7 @@ export class ChangesService {
     if (await this.changes.transition(change.id, 'pending', { state: 'expired', message })) {
       const service: Caller = { actor: 'agent-manager', door: 'internal', requestId: 'internal' };
       await this.journal(service, 'expire_change', change, `change ${change.id}: ${message}`);
+      return this.decided((await this.changes.find(change.id))!);
     }
     return (await this.changes.find(change.id))!;
   }
@@ -229,6 +303,28 @@ export class ChangesService {
     };
   }
 }
+
+/** What the proposer's session reads, in a sentence an LLM can relay. */
+function noticeText(change: ChangeRecord, decidedBy: string[]): string {
+  const what = `your change ${change.id} (${change.operation} ${change.namespace}/${change.name})`;
+  const by = decidedBy.join(', ');
+  switch (change.state) {
+    case 'applied':
+      return `${what} was approved by ${by} and applied${change.operationId ? ` (operation ${change.operationId}: get_operation)` : ''}`;
+    case 'rejected':
+      return `${what} was rejected by ${by}${change.comment ? `: ${change.comment}` : ''}`;
+    case 'expired':
+      return `${what} ${change.message ?? 'expired'}: propose it again if it is still wanted`;
+    default:
+      return `${what} was approved by ${by} and ${change.state}: ${change.message ?? ''}`;
+  }
+}
+
+/** How many changes one sweep finishes at most (the next takes the rest). */
+const SWEEP_BATCH = 50;
+
+/** The states a proposer's session is told of (withdrawn is its own act; pending and applying are not decided yet). */
+const TOLD: ReadonlySet<string> = new Set(['applied', 'conflicted', 'failed', 'rejected', 'expired']);
 
 /** The journal entry of an applied write: its agent's last operation. */
 function operationOf(answer: object): string | null {

@@ -166,6 +166,7 @@ export class WriteRunner {
       idempotencyKey: claimed?.key,
       ...entry,
     });
+    OperationContexts.journaled(operation.id);
     await OperationContexts.step(step ?? `checks passed: ${HELM_STEP[kind]} the helm release ${namespace}/${name}`);
     const applied = await this.journaled(operation, () => plan.apply(checked, stuck, operation.id));
     const recorded = await this.record(operation, lease, applied.helmRevision, () => plan.record(checked, applied, operation.id));

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Change" ADD COLUMN     "proposerSession" TEXT;
+
