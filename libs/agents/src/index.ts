@@ -25,3 +25,6 @@ export type { FleetChange, FleetStats, WatchedRelease } from './cluster/fleet-vi
 export { PRESET_OPERATIONS } from './presets/presets.operations.js';
 export { PresetSource } from './presets/preset-source.js';
 export type { PresetSourceState } from './presets/preset-source.js';
+export { appendEvent, agentEvent, EVENT_TYPE_PREFIX } from './events/outbox.js';
+export type { NewChangeEvent, EventTx } from './events/outbox.js';
+export { fieldChanges as fieldChangesOf } from './domain/spec-diff.js';
