@@ -21,6 +21,7 @@ export async function buildOpenApi(app: INestApplication, version: string): Prom
     .addTag('fleet', 'Fleet rollouts: a chart release moved to the agents a selector picks, in health-gated waves; pause, resume, cancel')
     .addTag('admin', 'Convergence: reconcile the store, helm releases and live Agents, and adopt releases the store lost')
     .addTag('blueprints', 'Blueprints: named, versioned bundles of create arguments, each served as its own MCP tool whose input holds only the open arguments (not Muster presets)')
+    .addTag('events', 'Change events: every committed write as a CloudEvents 1.0 event, delivered to the webhooks of WEBHOOKS_FILE and readable here to catch up or audit')
     .addBearerAuth(
       {
         type: 'http',
