@@ -143,8 +143,9 @@ describe('change events delivered to webhooks', () => {
       { name: 'created-only', url: receiver.url('/created'), secret: SECRET, types: ['io.agent-manager.*.created'] },
       { name: 'team-a', url: receiver.url('/team-a'), secret: SECRET, namespaces: ['team-a'] },
     ]);
-    const a = await start({ WEBHOOKS_FILE: hooks });
-    const b = await start({ WEBHOOKS_FILE: hooks });
+    // a short lease: the replica left contends again every second
+    const a = await start({ WEBHOOKS_FILE: hooks, LEASE_TTL_SECONDS: '3' });
+    const b = await start({ WEBHOOKS_FILE: hooks, LEASE_TTL_SECONDS: '3' });
     const writes = [];
     for (let i = 0; i < 6; i++) writes.push(call(i % 2 ? b.url : a.url, 'POST', '/api/v1/blueprints', blueprint(`bp_${i}`)));
     for (let i = 0; i < 6; i++) writes.push(call(i % 2 ? a.url : b.url, 'POST', `/api/v1/blueprints/bp_${i}/versions`, version(`v${i}`)));
@@ -157,6 +158,17 @@ describe('change events delivered to webhooks', () => {
     expect(receiver.accepted('/all').map((event) => event.id).sort()).toEqual([...committed].sort());
     expect(receiver.accepted('/created').map((event) => event.type)).toEqual(Array(6).fill('io.agent-manager.blueprint.created'));
     expect(receiver.accepted('/team-a')).toEqual([]); // blueprints have no namespace
-    expect([a, b].map((app) => app.app.get(WebhookDispatcherRef).leading).filter(Boolean)).toHaveLength(1);
+    const leaders = [a, b].filter((app) => app.app.get(WebhookDispatcherRef).leading);
+    expect(leaders).toHaveLength(1);
+
+    // the delivering replica stops (giving its lease up): the other one takes over and delivers what follows, once
+    const other = leaders[0] === a ? b : a;
+    await leaders[0].close();
+    apps.splice(apps.indexOf(leaders[0]), 1);
+    expect((await call(other.url, 'POST', '/api/v1/blueprints', blueprint('after_handover'))).status).toBe(201);
+    await until('the event after the handover', () => receiver.accepted('/all').some((event) => event.subject === 'after_handover'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.accepted('/all')).toHaveLength(committed.length + 1);
+    expect(other.app.get(WebhookDispatcherRef).leading).toBe(true);
   });
 });
