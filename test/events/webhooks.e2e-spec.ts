@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { WebhookDispatcher as WebhookDispatcherRef } from '@app/agents';
+import { call as callTool, connect } from '../mcp/mcp-support.js';
 import { call, freshDatabaseUrl, startTestApp, type FreshDatabase, type TestApp } from '../support/test-app.js';
 import { QUICK_WEBHOOKS, TestReceiver, until, webhooksFile } from './events-support.js';
 
@@ -87,6 +88,16 @@ describe('change events delivered to webhooks', () => {
     const deleted = await call(t.url, 'GET', '/api/v1/events?type=io.agent-manager.blueprint.d*');
     expect(deleted.body.items.map((event: { type: string }) => event.type)).toEqual([types[3]]);
     expect((await call(t.url, 'GET', '/api/v1/events?cursor=not-one')).status).toBe(400);
+
+    // the same on MCP: list_events in the audit toolset
+    const mcp = await connect(t.url, '?toolsets=audit');
+    try {
+      const result = await callTool(mcp, 'list_events', { subject: 'helper', limit: 10 });
+      expect(result.isError).toBeFalsy();
+      expect((result.structuredContent as { items: { id: string }[] }).items.map((event) => event.id)).toEqual(got.map((event) => event.id));
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('loses nothing while the receiver is down and the service restarts meanwhile: every event arrives afterwards, in order', async () => {

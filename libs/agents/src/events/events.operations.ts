@@ -25,12 +25,21 @@ export const EVENT_OPERATIONS: OperationSet = {
             summary: 'Change events, oldest first: every committed write as a CloudEvents 1.0 event',
             description:
               'The events webhooks receive (agents created, updated, deleted, rolled back, adopted, reconciled; blueprints; changes; fleet rollouts), in commit order, in CloudEvents structured form. ' +
-              'Filter by type (`*` for any text) and subject; pass nextCursor to read on, and keep the last one to poll for newer events. Admin-only unless the policy grants list_events on "*".',
+              'Filter by type (`*` for any text) and subject; pass nextCursor to read on, and keep the last one to poll for newer events. Admin-only unless the policy grants list_events on "*". The same as the MCP tool list_events.',
           }),
           queryOf(ListEventsQueryDto),
           ApiResponse({ status: 200, description: 'One page of events', type: ChangeEventPageDto }),
           error(400, 'invalid_request: a filter, the cursor or the page size is wrong; details name it', EXAMPLES.invalidQuery),
         ],
+      },
+      tool: {
+        title: 'Change events',
+        toolset: 'audit',
+        description:
+          'Reads the change events oldest first: every committed write (agents created, updated, deleted, rolled back, adopted, reconciled; blueprints; changes; fleet rollouts) as a CloudEvents 1.0 event with who, the operation, the revision and the spec fields that changed. ' +
+          'Filter by type (`*` for any text, e.g. io.agent-manager.agent.*) and subject (namespace/name); pass nextCursor as cursor to read on. Writes nothing.',
+        annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+        output: ChangeEventPageDto,
       },
       input: { args: ListEventsQueryDto },
       service: ChangeEvents,
