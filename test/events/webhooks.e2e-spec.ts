@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { WebhookDispatcher as WebhookDispatcherRef } from '@app/agents';
+import { RolloutsRepository } from '../../libs/agents/src/rollout/rollouts.repository.js';
 import { call as callTool, connect } from '../mcp/mcp-support.js';
 import { call, freshDatabaseUrl, startTestApp, type FreshDatabase, type TestApp } from '../support/test-app.js';
 import { QUICK_WEBHOOKS, TestReceiver, until, webhooksFile } from './events-support.js';
@@ -98,6 +99,23 @@ describe('change events delivered to webhooks', () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  it("records a fleet rollout's state changes as events, and none for a move refused because the rollout was elsewhere", async () => {
+    db = await freshDatabaseUrl();
+    const t = await start();
+    const rollouts = t.app.get(RolloutsRepository);
+    const request = { selector: {}, waves: [1], gate: { timeoutSeconds: 60 }, failureBudget: 0 };
+    await rollouts.create({ id: 'r-0123456789ab', state: 'running', chart: { ref: 'oci://charts/agent', version: '1.0.0' }, request, createdBy: 'token:ci-platform', caller: {} }, []);
+    expect(await rollouts.transition('r-0123456789ab', ['running'], 'paused')).toBe(true);
+    expect(await rollouts.transition('r-0123456789ab', ['running'], 'cancelled')).toBe(false);
+    expect(await rollouts.transition('r-0123456789ab', ['paused'], 'running')).toBe(true);
+    expect(await rollouts.transition('r-0123456789ab', ['running'], 'succeeded', 'all moved')).toBe(true);
+    const events = await call(t.url, 'GET', '/api/v1/events?type=io.agent-manager.rollout.*');
+    expect(events.body.items.map((event: { type: string; subject: string; data: { actor: string } }) => [event.type, event.subject, event.data.actor])).toEqual(
+      ['started', 'paused', 'resumed', 'succeeded'].map((what) => [`io.agent-manager.rollout.${what}`, 'r-0123456789ab', 'token:ci-platform']),
+    );
+    expect(events.body.items[3]).toMatchObject({ source: '/agent-manager/rollouts', data: { state: 'succeeded', message: 'all moved' } });
   });
 
   it('loses nothing while the receiver is down and the service restarts meanwhile: every event arrives afterwards, in order', async () => {
