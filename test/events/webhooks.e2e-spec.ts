@@ -101,6 +101,12 @@ describe('change events delivered to webhooks', () => {
     }
   });
 
+  it('refuses to start with a WEBHOOKS_FILE entry it cannot use, naming the entry and field', async () => {
+    db = await freshDatabaseUrl();
+    const bad = webhooksFile(dir, 'bad.yaml', [{ name: 'chat', url: 'ftp://example.com', secret: SECRET }]);
+    await expect(start({ WEBHOOKS_FILE: bad })).rejects.toThrow(/webhook 1 \(chat\), url: must be an http:\/\/ or https:\/\/ URL/);
+  });
+
   it("records a fleet rollout's state changes as events, and none for a move refused because the rollout was elsewhere", async () => {
     db = await freshDatabaseUrl();
     const t = await start();
