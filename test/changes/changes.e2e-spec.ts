@@ -142,6 +142,13 @@ describe('a write an approval rule selects becomes a proposal', () => {
     expect((await approve(withdrawn, TOKENS.alice)).status).toBe(409);
     const journal = await call(t.url, 'GET', '/api/v1/operations?namespace=prod-eu&name=biller&outcome=succeeded', undefined, as(TOKENS.admin));
     expect(journal.body.items.map((op: { operation: string; subject: string }) => `${op.operation} ${op.subject}`)).toEqual(['withdraw_change token:llm', 'reject_change token:bob']);
+    // each step is a change event of the agent (docs/contract.md §14); the refused withdrawal and approval are none
+    const events = await call(t.url, 'GET', '/api/v1/events?type=io.agent-manager.change.*&subject=prod-eu/biller&limit=500', undefined, as(TOKENS.admin));
+    const of = (id: string) =>
+      events.body.items.filter((event: { data: { changeId: string } }) => event.data.changeId === id).map((event: { type: string; data: { actor: string } }) => `${event.type} ${event.data.actor}`);
+    expect(of(rejected)).toEqual(['io.agent-manager.change.proposed token:llm', 'io.agent-manager.change.rejected token:bob']);
+    expect(of(withdrawn)).toEqual(['io.agent-manager.change.proposed token:llm', 'io.agent-manager.change.withdrawn token:llm']);
+    expect((await call(t.url, 'GET', '/api/v1/events', undefined, as(TOKENS.dev))).status).toBe(403);
   });
 
   it('expires a change nobody approved in time: it cannot be approved then', async () => {

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { AGENT_OPERATIONS, AgentsModule, CHANGE_OPERATIONS, MODEL_CONFIG_OPERATIONS, PRESET_OPERATIONS, RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS } from '@app/agents';
+import { AGENT_OPERATIONS, AgentsModule, CHANGE_OPERATIONS, EVENT_OPERATIONS, MODEL_CONFIG_OPERATIONS, PRESET_OPERATIONS, RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS } from '@app/agents';
 import { operationNames } from '@app/doors';
 import { AuthModule } from '@app/auth';
 import { BLUEPRINT_OPERATIONS, BlueprintsModule } from '@app/blueprints';
@@ -12,7 +12,7 @@ import { TRANSFER_OPERATIONS, TransferModule } from '@app/transfer';
 import { HealthController } from './health.controller.js';
 
 /** What AUTHZ_POLICY_FILE may name: every operation each module declares (agents, reconcile, blueprints) and the transport's own tools. */
-export const OPERATIONS: readonly string[] = [...operationNames(AGENT_OPERATIONS, RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS, PRESET_OPERATIONS, BLUEPRINT_OPERATIONS, MODEL_CONFIG_OPERATIONS, CHANGE_OPERATIONS, TRANSFER_OPERATIONS), ...McpRegistry.ownTools];
+export const OPERATIONS: readonly string[] = [...operationNames(AGENT_OPERATIONS, RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS, PRESET_OPERATIONS, BLUEPRINT_OPERATIONS, MODEL_CONFIG_OPERATIONS, CHANGE_OPERATIONS, TRANSFER_OPERATIONS, EVENT_OPERATIONS), ...McpRegistry.ownTools];
 
 @Module({})
 export class AppModule {

@@ -22,6 +22,7 @@ export async function buildOpenApi(app: INestApplication, version: string): Prom
     .addTag('admin', 'Convergence: reconcile the store, helm releases and live Agents, and adopt releases the store lost')
     .addTag('transfer', 'Agents as code: the fleet as one YAML document (export), and a document planned against the store and applied item by item (import)')
     .addTag('blueprints', 'Blueprints: named, versioned bundles of create arguments, each served as its own MCP tool whose input holds only the open arguments (not Muster presets)')
+    .addTag('events', 'Change events: every committed write as a CloudEvents 1.0 event, delivered to the webhooks of WEBHOOKS_FILE and readable here to catch up or audit')
     .addBearerAuth(
       {
         type: 'http',

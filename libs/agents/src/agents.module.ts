@@ -37,12 +37,16 @@ import { CHANGE_OPERATIONS } from './changes/changes.operations.js';
 import { ChangeGate } from './changes/change-gate.js';
 import { ChangesRepository } from './changes/changes.repository.js';
 import { ChangesService } from './changes/changes.service.js';
+import { EVENT_OPERATIONS } from './events/events.operations.js';
+import { EventsRepository } from './events/events.repository.js';
+import { ChangeEvents } from './events/events.service.js';
+import { WebhookDispatcher } from './events/webhook-dispatcher.js';
 
 /**
  * The operation sets this module serves beside the agent operations (AgentsTools contributes those
  * at init), in the order their toolsets are listed.
  */
-const CONTRIBUTED_SETS = [RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS, PRESET_OPERATIONS, MODEL_CONFIG_OPERATIONS, CHANGE_OPERATIONS];
+const CONTRIBUTED_SETS = [RECONCILE_OPERATIONS, ROLLOUT_OPERATIONS, PRESET_OPERATIONS, MODEL_CONFIG_OPERATIONS, CHANGE_OPERATIONS, EVENT_OPERATIONS];
 
 /** One manifest reader (one worker thread) for status reads and the reconciler; it ends with the module. */
 const manifestReader = { provide: ManifestReader, useFactory: () => new ManifestReader() };
@@ -76,7 +80,7 @@ class JournalMetrics implements OnModuleInit {
 @Module({
   imports: [HelmModule, KubeModule, McpModule],
   controllers: [...restControllers(AGENT_OPERATIONS), ...CONTRIBUTED_SETS.flatMap(restControllers)],
-  providers: [AgentsService, RevisionDiffs, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, ReleaseOwners, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, FleetRollouts, RolloutsRepository, JournalMetrics, PresetSource, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ChangeGate, ChangesRepository, ChangesService, contributedOperations(...CONTRIBUTED_SETS)],
+  providers: [AgentsService, RevisionDiffs, AgentsRepository, ServiceInfoService, AgentLeaseRepository, IdempotencyRepository, ShutdownGate, AgentLock, IdempotencyGate, OperationRecovery, WriteRunner, ReleaseOwners, AgentsTools, helmReleases, manifestReader, fleetView, { provide: WATCHED_FLEET, useExisting: FleetView }, Reconciler, FleetReconciler, FleetRollouts, RolloutsRepository, JournalMetrics, PresetSource, AgentAccess, OperationDoors, { provide: RefusalJournal, useExisting: AgentsRepository }, ModelConfigCheck, ModelConfigsService, ChangeGate, ChangesRepository, ChangesService, EventsRepository, ChangeEvents, WebhookDispatcher, contributedOperations(...CONTRIBUTED_SETS)],
   exports: [FleetRollouts, PresetSource, AgentsService, AgentsRepository, ServiceInfoService, ShutdownGate, Reconciler, FleetReconciler, FleetView, AgentAccess, OperationDoors],
 })
 export class AgentsModule {}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { auditColumns, type AuditEntry } from '@app/doors';
 import { AppError } from '@app/common';
+import { appendEvent, fieldChanges } from '@app/agents';
 import { Prisma, Store, type BlueprintRow, type StoreClient } from '@app/store';
 import type { BlueprintBody } from './blueprint.rules.js';
 import { toBlueprintRecord, toBlueprintVersionRecord, type BlueprintOwner, type BlueprintRecord, type BlueprintVersionRecord } from './blueprints.records.js';
@@ -9,7 +10,7 @@ import { toBlueprintRecord, toBlueprintVersionRecord, type BlueprintOwner, type 
 /** The generation key replicas poll: bumped in every blueprint write's transaction. */
 const GENERATION = 'blueprints';
 
-type Tx = Prisma.TransactionClient & Pick<StoreClient, 'blueprint' | 'blueprintVersion' | 'storeGeneration' | 'operation'>;
+type Tx = Prisma.TransactionClient & Pick<StoreClient, 'blueprint' | 'blueprintVersion' | 'storeGeneration' | 'operation' | 'changeEvent'>;
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
 
@@ -108,7 +109,7 @@ export class BlueprintsRepository {
     const id = randomUUID();
     try {
       return await this.db.$transaction(async (tx) => {
-        const generation = await this.changed(tx, name, by, { version: 1, note: first.note });
+        const { generation, operationId } = await this.changed(tx, name, by, { version: 1, note: first.note });
         const row = await tx.blueprint.create({
           data: {
             id,
@@ -124,6 +125,7 @@ export class BlueprintsRepository {
           },
         });
         const version = await tx.blueprintVersion.create({ data: versionData(id, 1, first, by.actor) });
+        await appendEvent(tx, blueprintEvent('created', name, operationId, by, { version: 1, note: first.note, changes: fieldChanges(null, first.body) }));
         return { record: toBlueprintRecord(row, version.body), active: toBlueprintVersionRecord(version) };
       });
     } catch (error) {
@@ -136,7 +138,7 @@ export class BlueprintsRepository {
   async append(current: BlueprintRecord, next: NewVersion, by: BlueprintWriter): Promise<Written> {
     const version = current.latestVersion + 1;
     return this.db.$transaction(async (tx) => {
-      const generation = await this.changed(tx, current.name, by, { version, note: next.note, rolledBackTo: next.rolledBackTo });
+      const { generation, operationId } = await this.changed(tx, current.name, by, { version, note: next.note, rolledBackTo: next.rolledBackTo });
       const moved = await tx.blueprint.updateMany({
         where: { id: current.id, latestVersion: current.latestVersion, name: current.name },
         data: { activeVersion: version, latestVersion: version, activeBody: json(next.body), generation, owner: next.owner, seedDigest: next.seedDigest ?? null, updatedBy: by.actor },
@@ -144,6 +146,8 @@ export class BlueprintsRepository {
       if (moved.count !== 1) throw raced(current.name);
       const written = await tx.blueprintVersion.create({ data: versionData(current.id, version, next, by.actor) });
       const row = await tx.blueprint.findUniqueOrThrow({ where: { id: current.id } });
+      const changes = fieldChanges(current.body as object | null, next.body);
+      await appendEvent(tx, blueprintEvent(next.rolledBackTo !== undefined ? 'rolled_back' : 'updated', current.name, operationId, by, { version, note: next.note, rolledBackTo: next.rolledBackTo, changes }));
       return { record: toBlueprintRecord(row, written.body), active: toBlueprintVersionRecord(written) };
     });
   }
@@ -152,7 +156,7 @@ export class BlueprintsRepository {
   async rename(current: BlueprintRecord, to: string, by: BlueprintWriter): Promise<Written> {
     try {
       return await this.db.$transaction(async (tx) => {
-        const generation = await this.changed(tx, to, by, { renamedFrom: current.name });
+        const { generation, operationId } = await this.changed(tx, to, by, { renamedFrom: current.name });
         const moved = await tx.blueprint.updateMany({
           where: { id: current.id, name: current.name, latestVersion: current.latestVersion },
           data: { name: to, owner: 'operator', generation, updatedBy: by.actor },
@@ -160,6 +164,7 @@ export class BlueprintsRepository {
         if (moved.count !== 1) throw raced(current.name);
         await tx.$executeRaw`UPDATE "Agent" SET "blueprintName" = ${to} WHERE "blueprintName" = ${current.name}`;
         const active = await tx.blueprintVersion.findUniqueOrThrow({ where: { blueprintId_version: { blueprintId: current.id, version: current.activeVersion } } });
+        await appendEvent(tx, blueprintEvent('renamed', to, operationId, by, { version: current.activeVersion, renamedFrom: current.name }));
         return { record: { ...current, name: to, owner: 'operator' as const, updatedBy: by.actor }, active: toBlueprintVersionRecord(active) };
       });
     } catch (error) {
@@ -172,7 +177,8 @@ export class BlueprintsRepository {
     await this.db.$transaction(async (tx) => {
       const removed = await tx.blueprint.deleteMany({ where: { id: current.id, name: current.name } });
       if (removed.count !== 1) throw raced(current.name);
-      await this.changed(tx, current.name, by, { deleted: true });
+      const { operationId } = await this.changed(tx, current.name, by, { deleted: true });
+      await appendEvent(tx, blueprintEvent('deleted', current.name, operationId, by, { version: current.activeVersion }));
     });
   }
 
@@ -181,11 +187,12 @@ export class BlueprintsRepository {
    * new generation, for the written row. The bump locks the generation's row until commit, so
    * generations are given out in commit order: a replica that saw generation g has every row up to g.
    */
-  private async changed(tx: Tx, name: string, by: BlueprintWriter, request: Record<string, unknown>): Promise<number> {
+  private async changed(tx: Tx, name: string, by: BlueprintWriter, request: Record<string, unknown>): Promise<{ generation: number; operationId: string }> {
     const { value } = await tx.storeGeneration.upsert({ where: { key: GENERATION }, create: { key: GENERATION, value: 1 }, update: { value: { increment: 1 } } });
+    const operationId = randomUUID();
     await tx.operation.create({
       data: {
-        id: randomUUID(),
+        id: operationId,
         kind: 'blueprint',
         namespace: '*',
         name,
@@ -196,7 +203,7 @@ export class BlueprintsRepository {
         ...auditColumns(by.audit),
       },
     });
-    return value;
+    return { generation: value, operationId };
   }
 }
 
@@ -212,4 +219,9 @@ function exists(name: string): AppError {
 
 function raced(name: string): AppError {
   return new AppError('conflict', `blueprint ${name} was changed by another write meanwhile: read it again (get_blueprint) and retry`);
+}
+
+/** A blueprint write's change event (docs/contract.md §14): subject the blueprint's name (after a rename, the new one). */
+function blueprintEvent(kind: 'created' | 'updated' | 'rolled_back' | 'renamed' | 'deleted', name: string, operationId: string, by: BlueprintWriter, data: Record<string, unknown>) {
+  return { type: `blueprint.${kind}`, subject: name, data: { operationId, operation: 'blueprint', actor: by.actor, ...data } };
 }

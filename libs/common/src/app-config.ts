@@ -270,6 +270,51 @@ export class AppConfig {
   BLUEPRINTS_FILE?: string;
 
   /**
+   * Webhook subscriptions for change events (docs/contract.md §14): a YAML list of
+   * `{name, url, secret, types, namespaces}`, read and validated at start. Unset: events are only
+   * kept in the store (GET /api/v1/events).
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  WEBHOOKS_FILE?: string;
+
+  /** A delivery that failed this many times is `dead` (not tried again; later events of its subject go on). */
+  @Transform(({ value }) => numberSetting(value, 15))
+  @IsInt({ message: 'WEBHOOK_MAX_ATTEMPTS must be a whole number of attempts, e.g. 15' })
+  @Min(1)
+  @Max(1000)
+  WEBHOOK_MAX_ATTEMPTS: number;
+
+  /** The wait after a delivery's first failure, in milliseconds; doubled after each further one up to WEBHOOK_BACKOFF_MAX_MS. */
+  @Transform(({ value }) => numberSetting(value, 1000))
+  @IsInt({ message: 'WEBHOOK_BACKOFF_MS must be a whole number of milliseconds, e.g. 1000' })
+  @Min(10)
+  @Max(3_600_000)
+  WEBHOOK_BACKOFF_MS: number;
+
+  /** The longest wait between two attempts of a delivery, in milliseconds. */
+  @Transform(({ value }) => numberSetting(value, 600_000))
+  @IsInt({ message: 'WEBHOOK_BACKOFF_MAX_MS must be a whole number of milliseconds, e.g. 600000' })
+  @Min(10)
+  @Max(86_400_000)
+  WEBHOOK_BACKOFF_MAX_MS: number;
+
+  /** How long a receiver may take to answer a delivery before the attempt counts as failed. */
+  @Transform(({ value }) => numberSetting(value, 10))
+  @IsInt({ message: 'WEBHOOK_TIMEOUT_SECONDS must be a whole number of seconds, e.g. 10' })
+  @Min(1)
+  @Max(300)
+  WEBHOOK_TIMEOUT_SECONDS: number;
+
+  /** How often the delivering replica looks for new events and retries that are due, in milliseconds. */
+  @Transform(({ value }) => numberSetting(value, 1000))
+  @IsInt({ message: 'WEBHOOK_POLL_MS must be a whole number of milliseconds, e.g. 1000' })
+  @Min(10)
+  @Max(600_000)
+  WEBHOOK_POLL_MS: number;
+
+  /**
    * Where the installation's Muster presets live: Muster's config.yaml as a file, or
    * `configmap:<namespace>/<name>[#<key>]` (Muster's ConfigMap, key config.yaml by default).
    * Unset: preset names are not checked (a write naming one answers a warning).
@@ -461,7 +506,7 @@ function commaList(value: unknown): string[] {
 
 const EMPTY_MEANS_EMPTY = new Set(['MCP_IGNORED_QUERY_KEYS']);
 
-const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'AGENT_CHART_PLAIN_HTTP', 'AGENT_CHART_CACHE_DIR', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'MCP_CONFIRM_DESTRUCTIVE', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'RECONCILE_RESYNC_SECONDS', 'RECONCILE_RATE', 'WATCH_NAMESPACES', 'BLUEPRINTS_FILE', 'MUSTER_PRESETS'];
+const KEYS = ['PORT', 'HOST', 'DATABASE_URL', 'KUBECONFIG', 'HELM_BIN', 'AGENT_CHART', 'AGENT_CHART_VERSION', 'AGENT_CHART_PLAIN_HTTP', 'AGENT_CHART_CACHE_DIR', 'LOG_LEVEL', 'LOG_FORMAT', 'METRICS_PORT', 'HELM_TIMEOUT_SECONDS', 'MCP_DEFAULT_TOOLSETS', 'MCP_IGNORED_QUERY_KEYS', 'ALLOWED_HOSTS', 'LEASE_TTL_SECONDS', 'WRITE_QUEUE_SECONDS', 'IDEMPOTENCY_TTL_SECONDS', 'JOURNAL_RETENTION_DAYS', 'SHUTDOWN_TIMEOUT_SECONDS', 'REPLICA_ID', 'OIDC_ISSUER_URL', 'OIDC_AUDIENCE', 'OIDC_USERNAME_CLAIM', 'OIDC_GROUPS_CLAIM', 'API_TOKENS_FILE', 'AUTHZ_POLICY_FILE', 'AUTH_DISABLED', 'AUTH_STDIO_SUBJECT', 'PUBLIC_URL', 'KUBE_IMPERSONATE', 'CORS_ORIGINS', 'MCP_SESSION_IDLE_SECONDS', 'MCP_SESSIONS_PER_PRINCIPAL', 'MCP_CONFIRM_DESTRUCTIVE', 'BODY_LIMIT_BYTES', 'HELM_CONCURRENCY', 'HELM_QUEUE_SECONDS', 'RECONCILE_AUTOMATIC', 'RECONCILE_RESYNC_SECONDS', 'RECONCILE_RATE', 'WATCH_NAMESPACES', 'BLUEPRINTS_FILE', 'MUSTER_PRESETS', 'WEBHOOKS_FILE', 'WEBHOOK_MAX_ATTEMPTS', 'WEBHOOK_BACKOFF_MS', 'WEBHOOK_BACKOFF_MAX_MS', 'WEBHOOK_TIMEOUT_SECONDS', 'WEBHOOK_POLL_MS'];
 
 /** Reads and validates the environment; throws a ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {

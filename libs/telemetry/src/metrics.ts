@@ -122,6 +122,11 @@ export class Metrics {
     this.record((m) => m.reconcilerFindings.inc({ finding }));
   }
 
+  /** One attempt to deliver a change event to a webhook: `delivered`, `failed` (tried again later) or `dead` (given up). */
+  webhookDelivery(subscription: string, outcome: 'delivered' | 'failed' | 'dead'): void {
+    this.record((m) => m.webhookDeliveries.inc({ subscription, outcome }));
+  }
+
   reconcilerResync(): void {
     this.record((m) => m.reconcilerResyncs.inc());
   }
@@ -214,6 +219,7 @@ function instruments(prom: Prom, registry: PromClient.Registry, watchers: Watche
     replays: counter('idempotency_replays_total', 'writes answered from their idempotency key (a retry got the first answer)', ['operation']),
     reconcilerActions: counter('reconciler_actions_total', "the reconciler's decisions per agent and what became of them", ['action', 'result']),
     reconcilerFindings: counter('reconciler_findings_total', 'what the reconciler found wrong with an agent and could only report (drift, missing, failed, unmanaged, …), once per new finding', ['finding']),
+    webhookDeliveries: counter('webhook_deliveries_total', 'attempts to deliver a change event to a webhook of WEBHOOKS_FILE, by subscription and outcome (delivered, failed: tried again later, dead: given up)', ['subscription', 'outcome']),
     reconcilerResyncs: counter('reconciler_resyncs_total', "the elected reconciler's full resyncs (every agent decided again)", []),
   };
 }

@@ -5,6 +5,7 @@ import { Prisma, Store } from '@app/store';
 import { auditColumns, type AuditEntry } from '@app/doors';
 import { isUniqueViolation } from '../persistence/lease.repository.js';
 import type { ChangeState } from './changes.dto.js';
+import { appendEvent, type NewChangeEvent } from '../events/outbox.js';
 
 export interface Approval {
   subject: string;
@@ -83,11 +84,15 @@ export class ChangesRepository {
   async create(proposer: string, key: string | undefined, change: Omit<NewChange, 'proposer'>): Promise<ChangeRecord & { created: boolean }> {
     const now = await this.now();
     try {
-      const row = await this.db.change.create({
-        data: {
-          ...change, proposer, proposalKey: key ?? null, createdAt: now, updatedAt: now, id: `ch-${randomBytes(6).toString('hex')}`, state: 'pending',
-          request: json(change.request), caller: json(change.caller), preview: json(change.preview), approvals: json([]),
-        },
+      const row = await this.db.$transaction(async (tx) => {
+        const created = await tx.change.create({
+          data: {
+            ...change, proposer, proposalKey: key ?? null, createdAt: now, updatedAt: now, id: `ch-${randomBytes(6).toString('hex')}`, state: 'pending',
+            request: json(change.request), caller: json(change.caller), preview: json(change.preview), approvals: json([]),
+          },
+        });
+        await appendEvent(tx, changeEvent('proposed', created, proposer, { plannedVersion: created.plannedVersion, required: created.required, expiresAt: created.expiresAt.toISOString() }));
+        return created;
       });
       return { ...toRecord(row), created: true };
     } catch (error) {
@@ -148,18 +153,33 @@ export class ChangesRepository {
    * reads again. False when the change moved since.
    */
   async approve(change: ChangeRecord, approvals: Approval[], applying: boolean): Promise<boolean> {
-    const { count } = await this.db.change.updateMany({
-      where: { id: change.id, version: change.version, state: 'pending' },
-      data: { approvals: json(approvals), version: { increment: 1 }, updatedAt: await this.now(), ...(applying && { state: 'applying' }) },
+    const now = await this.now();
+    return this.db.$transaction(async (tx) => {
+      const { count } = await tx.change.updateMany({
+        where: { id: change.id, version: change.version, state: 'pending' },
+        data: { approvals: json(approvals), version: { increment: 1 }, updatedAt: now, ...(applying && { state: 'applying' }) },
+      });
+      if (count !== 1) return false;
+      const by = approvals[approvals.length - 1]?.actor ?? 'unknown';
+      await appendEvent(tx, changeEvent(applying ? 'approved' : 'approval_added', change, by, { approvals: approvals.length, required: change.required }));
+      return true;
     });
-    return count === 1;
   }
 
   /** Moves the change from `from` to the state in `data`, in one conditional UPDATE: true for the one caller that moved it. */
   async transition(id: string, from: ChangeState, data: Partial<Pick<ChangeRecord, 'state' | 'decidedBy' | 'comment' | 'message' | 'operationId'>> & { result?: unknown }): Promise<boolean> {
     const { result, ...rest } = data;
-    const { count } = await this.db.change.updateMany({ where: { id, state: from }, data: { ...rest, ...(result !== undefined && { result: json(result) }), version: { increment: 1 }, updatedAt: await this.now() } });
-    return count === 1;
+    const now = await this.now();
+    return this.db.$transaction(async (tx) => {
+      const { count } = await tx.change.updateMany({ where: { id, state: from }, data: { ...rest, ...(result !== undefined && { result: json(result) }), version: { increment: 1 }, updatedAt: now } });
+      if (count !== 1) return false;
+      // a change that stays `applying` (its write's outcome not known yet) has no news to tell
+      if (data.state && data.state !== from) {
+        const change = await tx.change.findUniqueOrThrow({ where: { id } });
+        await appendEvent(tx, changeEvent(data.state, change, data.decidedBy ?? change.proposer, { from, operationId: change.operationId, message: change.message }));
+      }
+      return true;
+    });
   }
 
   /** Takes an `applying` change over to resume it, on the version it was read at: true for the one reader that did. */
@@ -187,4 +207,22 @@ export class ChangesRepository {
       },
     });
   }
+}
+
+/**
+ * A change's event (docs/contract.md §14): `io.agent-manager.change.<what happened>`, its subject the
+ * agent it changes, so it is ordered with that agent's own events.
+ */
+function changeEvent(
+  what: string,
+  change: { id: string; operation: string; namespace: string; name: string; proposer: string },
+  actor: string,
+  data: Record<string, unknown>,
+): NewChangeEvent {
+  return {
+    type: `change.${what}`,
+    subject: `${change.namespace}/${change.name}`,
+    namespace: change.namespace,
+    data: { changeId: change.id, operation: change.operation, proposer: change.proposer, actor, ...data },
+  };
 }

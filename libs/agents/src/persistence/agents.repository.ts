@@ -21,6 +21,7 @@ import {
 } from './records.js';
 import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent } from '../domain/agent-spec.js';
 import type { AgentWriteStore, OperationStart } from '../runner/ports.js';
+import { agentEvent, appendEvent } from '../events/outbox.js';
 import { auditColumns, operationWhere, toAuditedOperation, type AuditedOperation, type AuditEntry, type OperationFilter } from './journal.records.js';
 
 export type { AgentWithLastOperation } from './records.js';
@@ -238,7 +239,9 @@ export class AgentsRepository implements AgentWriteStore {
       await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
       const closed = await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
-      return { ...toAgentRecord(agent), lastOperation: closed };
+      const recorded = toAgentRecord(agent);
+      await appendEvent(tx, agentEvent('created', recorded, closed, { before: null, after: change.spec }));
+      return { ...recorded, lastOperation: closed };
     });
   }
 
@@ -267,7 +270,10 @@ export class AgentsRepository implements AgentWriteStore {
       }
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
       const closed = await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
-      return { ...toAgentRecord(updated), lastOperation: closed };
+      const recorded = toAgentRecord(updated);
+      const kind = change.kind === 'rollback' ? 'rolled_back' : 'updated';
+      await appendEvent(tx, agentEvent(kind, recorded, closed, { before: agent.spec, after: change.spec }, change.rolledBackTo !== undefined ? { rolledBackTo: change.rolledBackTo } : {}));
+      return { ...recorded, lastOperation: closed };
     });
   }
 
@@ -280,7 +286,9 @@ export class AgentsRepository implements AgentWriteStore {
       });
       await tx.agentLabel.updateMany({ where: { agentId: agent.id }, data: { state: 'deleted' } });
       const closed = await closeSucceeded(tx, operationId, {});
-      return { ...toAgentRecord(deleted), lastOperation: closed };
+      const recorded = toAgentRecord(deleted);
+      await appendEvent(tx, agentEvent('deleted', recorded, closed, { before: agent.spec, after: null }));
+      return { ...recorded, lastOperation: closed };
     });
   }
 
@@ -302,8 +310,9 @@ export class AgentsRepository implements AgentWriteStore {
       const now = await originNow(tx, origin);
       if (now) await tx.$executeRaw`UPDATE "Agent" SET "blueprintName" = ${now.blueprint}, "blueprintVersion" = ${now.version} WHERE "id" = ${agent.id}`;
       const closed = await closeSucceeded(tx, operationId, {});
-      const moved = await tx.agent.findUniqueOrThrow({ where: { id: agent.id } });
-      return { ...toAgentRecord(moved), lastOperation: closed };
+      const moved = toAgentRecord(await tx.agent.findUniqueOrThrow({ where: { id: agent.id } }));
+      await appendEvent(tx, agentEvent('updated', moved, closed, { before: agent.spec, after: moved.spec }, { originMovedFrom: agent.origin }));
+      return { ...moved, lastOperation: closed };
     });
   }
 
@@ -345,7 +354,12 @@ export class AgentsRepository implements AgentWriteStore {
 
   /** Closes a pending operation as succeeded that records no agent change (an uninstall of a half-release). */
   async succeedOperation(id: string): Promise<void> {
-    await closeSucceeded(this.db, id, {});
+    await this.db.$transaction(async (tx) => {
+      const closed = await closeSucceeded(tx, id, {});
+      const agent = closed.agentId ? await tx.agent.findUnique({ where: { id: closed.agentId } }) : null;
+      const subject = agent ? toAgentRecord(agent) : { id: closed.agentId ?? '', namespace: closed.namespace, name: closed.name, version: 0, revision: 0, helmRevision: null };
+      await appendEvent(tx, agentEvent('reconciled', subject, closed, { before: null, after: null }, { releaseRemoved: true }));
+    });
   }
 
   /**
@@ -366,7 +380,9 @@ export class AgentsRepository implements AgentWriteStore {
       await tx.agentLabel.createMany({ data: labelRows(agent, current.spec) });
       for (const [at, change] of history.entries()) await tx.agentRevision.create({ data: revisionData(id, at + 1, change) });
       const closed = await closeSucceeded(tx, operationId, { agentId: id, helmRevision: current.helmRevision });
-      return { ...toAgentRecord(agent), lastOperation: closed };
+      const recorded = toAgentRecord(agent);
+      await appendEvent(tx, agentEvent('adopted', recorded, closed, { before: null, after: current.spec }, { revisions: history.length }));
+      return { ...recorded, lastOperation: closed };
     });
   }
 

@@ -12,7 +12,7 @@ export const RECONCILER_LEASE = 'reconciler';
  * one takes over within a third of the TTL instead of after it.
  */
 export class ReconcilerElection {
-  private readonly logger = new Logger('Reconciler');
+  private readonly logger: Logger;
   private readonly term = randomUUID();
   private timer?: NodeJS.Timeout;
   private stopRenewing?: () => void;
@@ -26,7 +26,11 @@ export class ReconcilerElection {
     private readonly ttlMs: number,
     /** Hears of every change of this replica's role. */
     private readonly changed: (leading: boolean) => void,
-  ) {}
+    /** Another role elected the same way (the webhook dispatcher): its lease key and its name in the log. */
+    private readonly role: { key: string; name: string; logger: string } = { key: RECONCILER_LEASE, name: 'reconciler', logger: 'Reconciler' },
+  ) {
+    this.logger = new Logger(role.logger);
+  }
 
   start(): void {
     void this.tryToLead();
@@ -42,28 +46,28 @@ export class ReconcilerElection {
     this.stopRenewing?.();
     if (this.leading) {
       this.leading = false;
-      await this.leases.release(RECONCILER_LEASE, this.owner, this.term).catch(() => undefined);
+      await this.leases.release(this.role.key, this.owner, this.term).catch(() => undefined);
     }
   }
 
   private tryToLead(): Promise<void> {
     if (this.leading || this.stopped) return Promise.resolve();
     this.trying ??= this.leases
-      .acquire(RECONCILER_LEASE, this.owner, this.term, this.ttlMs)
+      .acquire(this.role.key, this.owner, this.term, this.ttlMs)
       .then((result) => {
         if (!result.acquired || this.stopped) return;
         this.leading = true;
-        this.logger.log(`this replica is the reconciler (${this.owner})${result.takenOverFrom ? `, taken over from ${result.takenOverFrom.owner}, whose lease expired` : ''}`);
-        this.stopRenewing = this.leases.keepAlive(RECONCILER_LEASE, this.owner, this.term, this.ttlMs, (message, lost) => {
-          if (!lost) return this.logger.warn(`${message}; the reconciler goes on while its lease lasts`);
+        this.logger.log(`this replica is the ${this.role.name} (${this.owner})${result.takenOverFrom ? `, taken over from ${result.takenOverFrom.owner}, whose lease expired` : ''}`);
+        this.stopRenewing = this.leases.keepAlive(this.role.key, this.owner, this.term, this.ttlMs, (message, lost) => {
+          if (!lost) return this.logger.warn(`${message}; the ${this.role.name} goes on while its lease lasts`);
           this.stopRenewing?.();
           this.leading = false;
-          this.logger.warn(`this replica is no longer the reconciler: ${message}`);
+          this.logger.warn(`this replica is no longer the ${this.role.name}: ${message}`);
           this.changed(false);
         });
         this.changed(true);
       })
-      .catch((error: unknown) => this.logger.debug(`contending for the reconciler lease failed, tried again shortly: ${(error as Error).message}`))
+      .catch((error: unknown) => this.logger.debug(`contending for the ${this.role.name} lease failed, tried again shortly: ${(error as Error).message}`))
       .finally(() => (this.trying = undefined));
     return this.trying;
   }

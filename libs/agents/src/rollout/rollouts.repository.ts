@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, Store } from '@app/store';
 import type { RolloutAgentState, RolloutState } from './rollout.rules.js';
+import { appendEvent, type NewChangeEvent } from '../events/outbox.js';
 
 /** Which agents a rollout moves; every field narrows (AND), an empty selector takes every active agent. */
 export interface RolloutSelector {
@@ -108,6 +109,9 @@ export class RolloutsRepository {
         },
       });
       await tx.rolloutAgent.createMany({ data: agents.map((agent) => ({ rolloutId: rollout.id, ...agent, fromChart: agent.fromChart && JSON.stringify(agent.fromChart) })) });
+      await appendEvent(tx, rolloutEvent(rollout.state === 'running' ? 'started' : rollout.state, rollout.id, rollout.createdBy, {
+        state: rollout.state, chart: rollout.chart, agents: agents.length, waves: new Set(agents.map((agent) => agent.wave)).size,
+      }));
     });
   }
 
@@ -136,11 +140,16 @@ export class RolloutsRepository {
   /** Moves a rollout from one of `from` to `to`; false when it was in no such state (someone else moved it first). */
   async transition(id: string, from: readonly RolloutState[], to: RolloutState, message?: string): Promise<boolean> {
     const finished = to === 'cancelled' || to === 'succeeded' || to === 'failed';
-    const moved = await this.db.rollout.updateMany({
-      where: { id, state: { in: [...from] } },
-      data: { state: to, ...(message !== undefined && { message }), ...(finished && { finishedAt: new Date() }) },
+    return this.db.$transaction(async (tx) => {
+      const moved = await tx.rollout.updateMany({
+        where: { id, state: { in: [...from] } },
+        data: { state: to, ...(message !== undefined && { message }), ...(finished && { finishedAt: new Date() }) },
+      });
+      if (moved.count !== 1) return false;
+      const rollout = await tx.rollout.findUniqueOrThrow({ where: { id } });
+      await appendEvent(tx, rolloutEvent(to === 'running' ? 'resumed' : to, id, rollout.createdBy, { state: to, from, wave: rollout.wave, failures: rollout.failures, message: rollout.message }));
+      return true;
     });
-    return moved.count === 1;
   }
 
   async progress(id: string, data: { wave?: number; failures?: number }): Promise<void> {
@@ -180,4 +189,9 @@ function toRollout(row: {
 function toRolloutAgent(row: Omit<RolloutAgentRecord, 'state' | 'fromChart'> & { state: string; fromChart: string | null; rolloutId: string; updatedAt: Date }): RolloutAgentRecord {
   const { rolloutId: _rollout, updatedAt: _updated, ...agent } = row;
   return { ...agent, state: agent.state as RolloutAgentState, fromChart: agent.fromChart === null ? null : (JSON.parse(agent.fromChart) as ChartFrom) };
+}
+
+/** A rollout's event (docs/contract.md §14): `io.agent-manager.rollout.<started|paused|resumed|cancelled|succeeded|failed>`, subject its id. */
+function rolloutEvent(what: string, id: string, actor: string, data: Record<string, unknown>): NewChangeEvent {
+  return { type: `rollout.${what}`, subject: id, data: { rolloutId: id, actor, ...data } };
 }
