@@ -61,6 +61,15 @@ function toolsetsOption(args: string[]): string {
   return value.replace(/^\?/, '');
 }
 
+/** The app a command runs on: built as for HTTP (the same modules, tools and schemas), initialised, never listening; logs to stderr. */
+function commandApp(settings: AppConfig): ReturnType<typeof createApp> {
+  return startStep(async () => {
+    const built = await createApp(settings, { logger: 'stderr' });
+    await built.init();
+    return built;
+  }, settings);
+}
+
 async function mcp(args: string[]): Promise<void> {
   const unknown = args.filter((a, i) => !(a === '--toolsets' || a.startsWith('--toolsets=') || (i > 0 && args[i - 1] === '--toolsets')));
   if (unknown.length > 0) {
@@ -68,15 +77,10 @@ async function mcp(args: string[]): Promise<void> {
     process.exit(2);
   }
   const query = toolsetsOption(args);
-  // Built as for HTTP (the same modules, tools and schemas), initialised, never listening.
   const settings = config();
   await Tracing.start();
   // API_TOKENS_FILE and AUTHZ_POLICY_FILE are read while the app is built, BLUEPRINTS_FILE at init.
-  const app = await startStep(async () => {
-    const built = await createApp(settings, { logger: 'stderr' });
-    await built.init();
-    return built;
-  }, settings);
+  const app = await commandApp(settings);
   await serveMcpStdio(app, query);
   // The client went away: let writes it started finish (as on SIGTERM) before the store closes.
   await app.get(ShutdownGate).drain(settings.SHUTDOWN_TIMEOUT_SECONDS * 1000);
@@ -91,11 +95,7 @@ async function storeRebuild(args: string[]): Promise<void> {
     process.exit(2);
   }
   const settings = config();
-  const app = await startStep(async () => {
-    const built = await createApp(settings, { logger: 'stderr' });
-    await built.init();
-    return built;
-  }, settings);
+  const app = await commandApp(settings);
   try {
     const { adopted, skipped } = await app.get(Reconciler).rebuild(Caller.internal());
     for (const name of adopted) console.log(`adopted ${name}`);
@@ -135,11 +135,7 @@ function usageError(message: string): never {
 /** An app for a one-shot command: initialised, never listening, no background work; closed by `run`'s end. */
 async function withApp(run: (app: Awaited<ReturnType<typeof createApp>>, access: CallerAccess) => Promise<void>): Promise<void> {
   const settings = config();
-  const app = await startStep(async () => {
-    const built = await createApp(settings, { logger: 'stderr' });
-    await built.init();
-    return built;
-  }, settings);
+  const app = await commandApp(settings);
   try {
     // The local user (AUTH_STDIO_SUBJECT), through the same policy as every other caller, as `mcp` acts.
     const principal = localPrincipal(settings.AUTH_STDIO_SUBJECT);
