@@ -1,10 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ANONYMOUS, Authorizer, type CompiledApprovalRule, type Principal } from '@app/auth';
 import { AppError, type Caller } from '@app/common';
 import { auditOf } from '@app/doors';
 import type { ProposedChangeDto } from '../api/responses.dto.js';
 import { manifestDiff } from '../domain/spec-diff.js';
+import { ReleaseOwners, type OwnerEvidenceReader } from '../cluster/release-owners.js';
+import { refuseGitopsOwned } from '../use-cases/checks.js';
 import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
 
 /** What the write's dry run told, in the shape every proposable write can give it. */
@@ -42,6 +44,7 @@ export class ChangeGate {
   constructor(
     private readonly authorizer: Authorizer,
     private readonly changes: ChangesRepository,
+    @Optional() @Inject(ReleaseOwners) private readonly owners?: OwnerEvidenceReader,
   ) {}
 
   /** The rule that makes this write a proposal; undefined when it runs now. */
@@ -73,6 +76,9 @@ export class ChangeGate {
     const request = { input: withoutKey(write.input), ...(write.origin && { origin: write.origin }) };
     const earlier = key === undefined ? null : await this.changes.findByKey(principal.subject, key);
     if (earlier) return this.replay<A>(earlier, write.operation, request);
+    // A release Flux or Argo CD applies from git would refuse the apply (docs/contract.md §13): refused
+    // now, as the write itself is, rather than stored for approvers to approve in vain.
+    if (write.operation !== 'create_agent') await refuseGitopsOwned(this.owners, write);
     const planned = await write.dryRun();
     if ((planned.answer as { changed?: boolean }).changed === false) return planned.answer as A;
     const [current, proposed] = await Promise.all([write.render(planned.before), write.render(planned.after)]);
