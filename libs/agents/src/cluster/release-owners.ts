@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AppError } from '@app/common';
 import { decodeReleaseData } from '@app/helm';
 import { ClusterState, KubeClient, type LiveAgent, type SecretObject } from '@app/kube';
 import type { ObjectMetadata, OwnerEvidence } from '../domain/gitops-owner.js';
@@ -25,8 +26,22 @@ export class ReleaseOwners implements OwnerEvidenceReader {
     private readonly manifests: ManifestReader,
   ) {}
 
+  /**
+   * What the cluster shows of the release's owners; null when the cluster cannot be asked (not
+   * configured, or not answering): then helm, which needs the same cluster, refuses the write
+   * itself and the failure is journaled as the write's, not answered before the journal is written.
+   */
   async evidence(namespace: string, name: string): Promise<OwnerEvidence | null> {
     if (await this.cluster.problem()) return null;
+    try {
+      return await this.read(namespace, name);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'backend_error') return null;
+      throw error;
+    }
+  }
+
+  private async read(namespace: string, name: string): Promise<OwnerEvidence> {
     const secrets = await this.kube.listSecrets(namespace, `owner=helm,name=${name}`);
     const newest = newestRevision(secrets);
     const applied = newest ? await this.manifests.agentIn(manifestOf(newest)) : null;
