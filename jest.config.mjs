@@ -32,6 +32,7 @@ const shared = {
     '^.+\\.ts$': ['@swc/jest', SWC],
   },
   testEnvironment: 'node',
+  setupFilesAfterEnv: ['<rootDir>/test/support/suite-teardown.ts'],
   // A ceiling for a hung test, not a timing target: a busy 2-core machine runs the store-backed
   // suites several times slower than an idle one (jest's 5 s default failed there).
   testTimeout: 30_000,
