@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha256Hex } from '@app/auth';
@@ -57,6 +57,34 @@ describe('a caller granted the operation nowhere is refused before its body is r
       const refused = await call(t.url, 'POST', path, '{"toolset": [', bearer(NOBODY));
       expect(refused.status).toBe(403);
       expect(refused.body.error.code).toBe('forbidden');
+    }
+  });
+
+  it('REST: approve_change and start_fleet_rollout refuse a larger-than-allowed body from a principal with no grant 403, as create_agent does, not 413', async () => {
+    const padding = 'x'.repeat(2 * 1024 * 1024); // twice BODY_LIMIT_BYTES: read, it would be refused 413
+    for (const [path, operation] of [
+      ['/api/v1/changes/chg-1/approve', 'approve_change'],
+      ['/api/v1/fleet/rollouts', 'start_fleet_rollout'],
+      ['/api/v1/agents', 'create_agent'],
+    ]) {
+      const refused = await call(t.url, 'POST', path, { note: padding }, bearer(NOBODY));
+      expect({ path, status: refused.status, code: refused.body?.error?.code }).toEqual({ path, status: 403, code: 'forbidden' });
+      expect(refused.body.error.message).toMatch(new RegExp(`^${operation} in any namespace is not granted to token:nobody: an admin grants it`));
+    }
+  });
+
+  it('REST: every route with a body in the OpenAPI document refuses malformed JSON from a principal with no grant 403, naming its operation', async () => {
+    const document = JSON.parse(readFileSync(join(process.cwd(), 'openapi/agent-manager.json'), 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const routes = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([method]) => ['post', 'put', 'patch'].includes(method))
+        .map(([method, { operationId }]) => ({ method: method.toUpperCase(), path: path.replace(/\{[^}]+\}/g, 'x'), operation: operationId.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) })),
+    );
+    expect(routes.length).toBeGreaterThanOrEqual(21);
+    for (const { method, path, operation } of routes) {
+      const refused = await call(t.url, method, path, '{"garbled": [', bearer(NOBODY));
+      expect({ method, path, status: refused.status, code: refused.body?.error?.code }).toEqual({ method, path, status: 403, code: 'forbidden' });
+      expect(refused.body.error.message).toMatch(new RegExp(`^${operation} in any namespace is not granted to token:nobody`));
     }
   });
 

@@ -7,8 +7,10 @@ import { json, text } from 'express';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { ShutdownGate } from '@app/agents';
 import { LOG_LEVELS, PROJECT_PACKAGE, type AppConfig, type Clock } from '@app/common';
+import { restPath } from '@app/doors';
 import { setupMcp } from '@app/mcp';
 import { createLog, Metrics, PinoNestLogger, Tracing, type Pino } from '@app/telemetry';
+import { IMPORT_AGENTS } from '@app/transfer';
 import { AppModule } from './app.module.js';
 import { refuseBeforeBody, rejectInvalidUtf8, verifyUtf8 } from './bounded-input.js';
 import { ErrorFilter } from './error.filter.js';
@@ -73,7 +75,7 @@ export async function createApp(config: AppConfig, options: { logger?: boolean |
   requireJsonBodies(app);
   // A fleet document (import) is larger than any other body: its own limit, and YAML besides JSON.
   const importLimit = Math.max(config.BODY_LIMIT_BYTES, IMPORT_BODY_LIMIT_BYTES);
-  app.use('/api/v1/import', text({ type: YAML_TYPES, limit: importLimit, verify: verifyUtf8 }), json({ limit: importLimit, verify: verifyUtf8 }));
+  app.use(restPath(IMPORT_AGENTS), text({ type: YAML_TYPES, limit: importLimit, verify: verifyUtf8 }), json({ limit: importLimit, verify: verifyUtf8 }));
   // express's own parser: Nest's useBodyParser keeps `verify` for its rawBody option.
   app.use(json({ limit: config.BODY_LIMIT_BYTES, verify: verifyUtf8 }));
   rejectInvalidUtf8(app);

@@ -1,34 +1,19 @@
 import { isUtf8 } from 'node:buffer';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
-import { AgentAccess } from '@app/doors';
+import { AgentAccess, bodyRoutes } from '@app/doors';
 import { Authenticator, Authorizer, principalOf } from '@app/auth';
 import { AppError, Caller } from '@app/common';
 import { refuse } from '@app/mcp';
+import { OPERATION_SETS } from './app.module.js';
 
 /**
- * The REST routes that take a body, by the operation the policy names them: a caller granted
- * that operation in no namespace is refused before the body is read (SPEC: bounded work before
- * authorization). The controllers decide again with the namespace once the body is read.
+ * The operation of a REST route that takes a body (POST, PATCH), or undefined: read from the
+ * descriptors of every operation set the app serves, so a route added there is covered here. A
+ * caller granted that operation in no namespace is refused before the body is read (SPEC: bounded
+ * work before authorization); the door decides again with the namespace once the body is read.
  */
-const BODY_ROUTES: readonly { method: string; path: RegExp; operation: string }[] = [
-  { method: 'POST', path: /^\/api\/v1\/agents\/?$/, operation: 'create_agent' },
-  { method: 'POST', path: /^\/api\/v1\/agents\/validate\/?$/, operation: 'validate_agent' },
-  { method: 'PATCH', path: /^\/api\/v1\/agents\/[^/]+\/[^/]+\/?$/, operation: 'update_agent' },
-  { method: 'POST', path: /^\/api\/v1\/agents\/[^/]+\/[^/]+\/rollback\/?$/, operation: 'rollback_agent' },
-  { method: 'POST', path: /^\/api\/v1\/blueprints\/?$/, operation: 'create_blueprint' },
-  { method: 'POST', path: /^\/api\/v1\/blueprints\/validate\/?$/, operation: 'validate_blueprint' },
-  { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/versions\/?$/, operation: 'save_blueprint_version' },
-  { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/rollback\/?$/, operation: 'rollback_blueprint' },
-  { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/rename\/?$/, operation: 'rename_blueprint' },
-  { method: 'POST', path: /^\/api\/v1\/blueprints\/[^/]+\/upgrade\/?$/, operation: 'upgrade_blueprint_agents' },
-  { method: 'POST', path: /^\/api\/v1\/import\/?$/, operation: 'import_agents' },
-];
-
-/** The operation of a REST route that takes a body, or undefined. */
-export function bodyOperationOf(method: string, path: string): string | undefined {
-  return BODY_ROUTES.find((route) => route.method === method && route.path.test(path))?.operation;
-}
+export const bodyOperationOf = bodyRoutes(...OPERATION_SETS);
 
 /**
  * Before any body is read (register before the body parser): on REST, a caller who cannot be

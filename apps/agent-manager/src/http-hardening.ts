@@ -4,7 +4,9 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { Authenticator, mcpBearerAuth, PrincipalTokenVerifier, protectedResourceMetadata, protectedResourceMetadataUrl, wwwAuthenticate } from '@app/auth';
 import { AppError, type AppConfig } from '@app/common';
+import { restPath, routePattern } from '@app/doors';
 import { refusedHost } from '@app/mcp';
+import { IMPORT_AGENTS } from '@app/transfer';
 
 /** Slow clients cannot hold a connection: the whole request (headers and body) must arrive in this time. */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -13,8 +15,8 @@ export const HEADERS_TIMEOUT_MS = 15_000;
 /** Probes and scrapes come from kubelet and Prometheus by pod address: no Host check for them. */
 const HEALTH = /^\/(healthz|readyz|metrics)\/?$/;
 
-/** The import route (under /api) takes its fleet document as YAML too (docs/contract.md §12). */
-const IMPORT_ROUTE = /^\/v1\/import\/?$/;
+/** The import route takes its fleet document as YAML too (docs/contract.md §12). */
+const IMPORT_ROUTE = routePattern(restPath(IMPORT_AGENTS));
 export const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 
@@ -62,7 +64,7 @@ export function requireJsonBodies(app: NestExpressApplication): void {
   app.use('/api', (req: Request, res: Response, next: NextFunction) => {
     const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     if (!WITH_BODY.has(req.method) || !hasBody || req.is('application/json')) return next();
-    if (IMPORT_ROUTE.test(req.path) && req.is(YAML_TYPES)) return next();
+    if (IMPORT_ROUTE.test(req.baseUrl + req.path) && req.is(YAML_TYPES)) return next();
     const type = req.headers['content-type'];
     const sent = type === undefined ? 'with no Content-Type' : `as ${JSON.stringify(type)}`;
     const message = `the body was sent ${sent}, so it cannot be read: send it as JSON with the header Content-Type: application/json`;

@@ -1,8 +1,8 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { AgentsService, canonicalJson, CreateAgentDto, CreateResultDto } from '@app/agents';
-import { AgentAccess, type CallerAccess, OperationDoors, readInput } from '@app/doors';
+import { type CallerAccess, defineOperation, type OperationDescriptor, OperationDoors, readInput } from '@app/doors';
 import { Authorizer } from '@app/auth';
-import { AppError, Caller } from '@app/common';
+import { AppError } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
 import { Metrics } from '@app/telemetry';
 import { callProblems, conflictOf, normalizeBody, type BlueprintBody } from './blueprint.rules.js';
@@ -59,8 +59,6 @@ export class BlueprintCatalog implements OnModuleDestroy {
     private readonly repository: BlueprintsRepository,
     private readonly registry: McpRegistry,
     private readonly authorizer: Authorizer,
-    private readonly agents: AgentsService,
-    private readonly access: AgentAccess,
     private readonly doors: OperationDoors,
     private readonly metrics: Metrics,
   ) {}
@@ -191,7 +189,7 @@ export class BlueprintCatalog implements OnModuleDestroy {
   /** The blueprint's tool: only its open arguments; its call is create_agent's, with the blueprint recorded. */
   private tool(name: string, body: BlueprintBody): ToolSpec {
     const open = ['name', 'namespace', ...body.open].join(', ');
-    const spec: ToolSpec = {
+    const spec: Omit<ToolSpec, 'run'> = {
       name,
       title: name,
       toolset: BLUEPRINTS_TOOLSET,
@@ -205,18 +203,33 @@ export class BlueprintCatalog implements OnModuleDestroy {
       output: CreateResultDto,
       shallowOutput: true,
       operations: ['create_agent', `blueprint:${name}`],
-      // The MCP door's caller, made a value once here as OperationDoors does for declared operations.
-      run: (args) => this.call(this.access.for(Caller.current()), name, args),
     };
-    return this.doors.dynamicTool(spec);
+    return this.doors.dynamicTool(spec, this.operation(name));
   }
 
   /**
-   * One call of a blueprint's tool: the active version as the store holds it now, the caller's
-   * arguments checked by create_agent's rules (a fixed argument's problem named, never shown),
-   * create_agent's authorization in the namespace, then create_agent itself.
+   * One call of a blueprint's tool, run by OperationDoors as every tool is: read the active version
+   * as the store holds it now and check the caller's arguments by create_agent's rules (a fixed
+   * argument's problem named, never shown), then the blueprint's grant or create_agent's in the
+   * namespace, then create_agent itself with the blueprint recorded.
    */
-  async call(access: CallerAccess, name: string, args: Record<string, unknown>): Promise<CreateResultDto> {
+  private operation(name: string): OperationDescriptor {
+    return defineOperation({
+      name,
+      oneDoor: "a blueprint's MCP tool, made at run time from the stored blueprint; over REST an agent is created with create_agent",
+      input: {},
+      service: AgentsService,
+      read: ({ args }) => this.read(name, (args ?? {}) as Record<string, unknown>),
+      authorize: async (access: CallerAccess, { command }) => {
+        if (!access.isAllowed(`blueprint:${name}`, command.namespace)) await access.authorize('create_agent', command);
+      },
+      call: (agents, { command, record }, _input, access): Promise<CreateResultDto> =>
+        agents.create(access.caller, command, { blueprint: name, version: record.activeVersion, blueprintId: record.id }),
+    });
+  }
+
+  /** The blueprint as stored now (gone or conflicted: refused) and the create its arguments make. */
+  private async read(name: string, args: Record<string, unknown>): Promise<{ record: BlueprintRecord; command: CreateAgentDto }> {
     const record = await this.repository.find(name);
     if (!record) throw new AppError('not_found', `blueprint ${name} no longer exists: list the tools again (tools/list)`);
     if (this.conflict(record) !== null) {
@@ -225,8 +238,6 @@ export class BlueprintCatalog implements OnModuleDestroy {
     const body = normalizeBody(record.body as Record<string, unknown>);
     const { input, violations } = callProblems(body, args);
     if (violations.length > 0) throw AppError.invalid(violations);
-    const command = readInput(CreateAgentDto, input).value;
-    if (!access.isAllowed(`blueprint:${name}`, command.namespace)) await access.authorize('create_agent', command);
-    return this.agents.create(access.caller, command, { blueprint: name, version: record.activeVersion, blueprintId: record.id });
+    return { record, command: readInput(CreateAgentDto, input).value };
   }
 }

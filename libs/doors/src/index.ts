@@ -16,7 +16,7 @@ export type { AccessTarget, OperationDescriptor, OperationInput, OperationSet, R
 export { answerForCaller, forCaller, isAdmin } from './redaction.js';
 export { RefusalJournal } from './refusal-journal.js';
 export type { Refusal } from './refusal-journal.js';
-export { RestContextInterceptor, restControllers } from './rest-door.js';
+export { bodyRoutes, REST_PREFIX, restControllers, RestContextInterceptor, restPath, routePattern } from './rest-door.js';
 export {
   IsLabelSelector,
   IsMetadataMap,

@@ -33,7 +33,7 @@ export class OperationDoors {
   async run(operation: OperationDescriptor, input: OperationInput): Promise<unknown> {
     const access = this.access.for(Caller.current());
     try {
-      const read = operation.read(input);
+      const read = await operation.read(input);
       if (operation.authorize) await operation.authorize(access, read);
       else await access.authorize(operation.name, operation.target?.(read) ?? {});
       const service = this.modules.get(operation.service, { strict: false });
@@ -71,21 +71,12 @@ export class OperationDoors {
   }
 
   /**
-   * A tool made at run time rather than declared as an operation (a blueprint's): the MCP door's
-   * caller, and its answer and errors as the caller may read them, as for a declared operation.
+   * A tool made at run time rather than declared in a set (a blueprint's, one per blueprint): its
+   * listing as given (its schema made at run time), its call `operation`, run as every declared
+   * tool's is (`run`: read → the policy → the call → the answer as the caller may read it).
    */
-  dynamicTool(spec: ToolSpec): ToolSpec {
-    return this.asMcpCaller({
-      ...spec,
-      run: async (args, context) => {
-        const admin = this.access.isAdmin(Caller.current());
-        try {
-          return answerForCaller(await spec.run(args, context), admin);
-        } catch (error) {
-          throw forCaller(error, admin);
-        }
-      },
-    });
+  dynamicTool(spec: Omit<ToolSpec, 'run'>, operation: OperationDescriptor): ToolSpec {
+    return this.asMcpCaller({ ...spec, run: async (args) => (await this.run(operation, mcpInput(operation, args))) as object });
   }
 
   private toolOf(operation: OperationDescriptor): ToolSpec {

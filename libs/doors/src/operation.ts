@@ -87,8 +87,11 @@ export interface OperationDescriptor<Service = unknown, Read = unknown, Answer =
   input: { path?: Type<unknown>; args?: Type<unknown> };
   /** The provider `call` runs on. */
   service: Type<Service>;
-  /** What is read before the policy is asked (a request that cannot be read is refused 400 first). */
-  read(input: OperationInput): Read;
+  /**
+   * What is read before the policy is asked (a request that cannot be read is refused 400 first);
+   * a promise when reading needs the store (a blueprint's tool reads the blueprint's active version).
+   */
+  read(input: OperationInput): Read | Promise<Read>;
   /** What the policy decides on (default: somewhere). */
   target?(read: Read): AccessTarget;
   /** Instead of one check of `name` on `target` (validate_agent also checks the write it stands for). */

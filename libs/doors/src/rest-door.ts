@@ -57,6 +57,42 @@ export class RestContextInterceptor implements NestInterceptor {
 
 const ROUTES = { get: Get, post: Post, patch: Patch, delete: Delete } as const;
 
+/** The prefix of every generated controller: a route's path is under it. */
+export const REST_PREFIX = 'api/v1';
+
+/** The URL path an operation's REST route is served at, its `:param`s as declared: /api/v1/agents/:namespace/:name. */
+export function restPath(operation: OperationDescriptor): string {
+  if (!operation.rest) throw new Error(`operation ${operation.name} has no REST route`);
+  return `/${REST_PREFIX}/${operation.rest.path}`;
+}
+
+/**
+ * What a request path must look like to reach a route path as express matches it: each `:param`
+ * one segment, a trailing slash allowed, letters in any case (express's defaults).
+ */
+export function routePattern(path: string): RegExp {
+  const segments = path.split('/').map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${segments.join('/')}/?$`, 'i');
+}
+
+/** The methods whose routes read a JSON body (a DELETE reads its arguments from the query and refuses a body). */
+const BODY_METHODS = new Set(['post', 'patch']);
+
+/**
+ * The operation a request to a route with a body is served by, from the descriptors of these sets
+ * (the routes their controllers serve), or undefined for any other request: what may be decided
+ * before the body is read. A path two routes match goes to the one with fewer parameters
+ * (`blueprints/validate` before a `blueprints/:name`).
+ */
+export function bodyRoutes(...sets: OperationSet[]): (method: string, path: string) => string | undefined {
+  const routes = sets
+    .flatMap((set) => set.operations)
+    .filter((operation) => operation.rest !== undefined && BODY_METHODS.has(operation.rest.method))
+    .map((operation) => ({ method: operation.rest!.method.toUpperCase(), pattern: routePattern(restPath(operation)), params: operation.rest!.path.split(':').length, operation: operation.name }))
+    .sort((a, b) => a.params - b.params);
+  return (method, path) => routes.find((route) => route.method === method && route.pattern.test(path))?.operation;
+}
+
 /**
  * The REST door of a module's operations: per OpenAPI tag, a controller under api/v1 with one
  * method per operation that has a route, decorated from its descriptor as a hand-written method
@@ -78,7 +114,7 @@ function restController(tag: string, operations: OperationDescriptor[]): Type<un
   Reflect.defineMetadata('design:paramtypes', [OperationDoors], generated);
   for (const operation of operations) route(generated.prototype, operation);
   UseInterceptors(RestContextInterceptor)(generated);
-  Controller('api/v1')(generated);
+  Controller(REST_PREFIX)(generated);
   ApiExtraModels(ErrorResponseDto)(generated);
   ApiTags(tag)(generated);
   return generated;

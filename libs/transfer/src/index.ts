@@ -6,4 +6,4 @@ export * from './transfer.rules.js';
 export * from './transfer.dto.js';
 export { TransferModule } from './transfer.module.js';
 export { TransferService } from './transfer.service.js';
-export { TRANSFER_OPERATIONS } from './transfer.operations.js';
+export { IMPORT_AGENTS, TRANSFER_OPERATIONS } from './transfer.operations.js';

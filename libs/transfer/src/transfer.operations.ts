@@ -43,6 +43,56 @@ function importArgs(query: Record<string, unknown>, request: { body: unknown }):
 }
 
 /**
+ * import_agents: its route's body, the fleet document (YAML too), is larger than any other, so the
+ * app parses it apart (app.factory.ts, http-hardening.ts read its path from here).
+ */
+export const IMPORT_AGENTS = defineOperation({
+  name: 'import_agents',
+  rest: {
+    tag: 'transfer',
+    method: 'post',
+    path: 'import',
+    status: 200,
+    args: importArgs,
+    openapi: [
+      ApiOperation({
+        operationId: 'importAgents',
+        summary: 'Plan a fleet document against the store, and apply it item by item',
+        description:
+          'The body is the document export wrote (Content-Type: application/yaml) or its JSON form (application/json); dryRun=true answers the plan only; prune=true (or prune: true in the document) deletes the agents of its selection it no longer lists. ' +
+          'Per agent and blueprint: create, update (with the fields that move), unchanged, conflict (changed in the store since the version the document records: not applied) or prune. ' +
+          'Each write runs as the caller through the write pipeline (journal, lease, an idempotency key derived from the document and item), authorized per item (refused items are reported, the rest go on); failures are reported per item. Re-running an import applied before changes nothing. The same as the MCP tool import_agents.',
+      }),
+      ApiQuery({ name: 'dryRun', required: false, type: Boolean, description: 'Answer the plan only' }),
+      ApiQuery({ name: 'prune', required: false, type: Boolean, description: "Delete the agents of the document's selection it does not list" }),
+      ApiConsumes('application/yaml', 'application/json'),
+      ApiBody({
+        description: 'The fleet document (docs/contract.md §12): its YAML text, or its JSON form',
+        schema: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }], example: 'apiVersion: agent-manager.io/v1\nkind: AgentFleet\nselection: {namespaces: [agents]}\nblueprints: []\nagents: []\n' },
+      }),
+      ApiResponse({ status: 200, description: 'The plan, and what became of each item', type: ImportResultDto }),
+      invalidDocument,
+      forbidden('import_agents', 'in any namespace (each item is then authorized as the write it is)'),
+    ],
+  },
+  tool: {
+    title: 'Import agents from a document',
+    toolset: 'admin',
+    description:
+      'Takes a fleet document (the YAML export_agents writes) and plans it against the store: per agent and blueprint create, update (with the fields that move), unchanged, conflict (changed since the version the document records: not applied) or prune (with prune: true, agents of its selection it no longer lists). ' +
+      'Call it with dryRun: true first and show the plan. Applied, each item is written as you (refused items reported, the rest go on); re-running the same document changes nothing.',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+    output: ImportResultDto,
+  },
+  input: { args: ImportRequestDto },
+  service: TransferService,
+  read: ({ args }) => parseInput(ImportRequestDto, args ?? {}),
+  call: (transfer, input, _input, access) => transfer.import(access, input),
+  confirm: (input) =>
+    input.dryRun ? undefined : `import_agents writes the agents and blueprints of the document as you (creates, updates${input.prune ? ', and deletes the agents of its selection it no longer lists' : ''}).`,
+});
+
+/**
  * Agents as code (docs/contract.md §12), declared once for both doors: export, granted on "*" (an
  * admin's; it reads every namespace's agents), and import, granted somewhere, whose items are then
  * authorized one by one as the writes they are.
@@ -104,50 +154,6 @@ export const TRANSFER_OPERATIONS: OperationSet = {
         return { yaml, agents: document.agents.length, blueprints: document.blueprints.length } satisfies ExportResultDto;
       },
     }),
-    defineOperation({
-      name: 'import_agents',
-      rest: {
-        tag: 'transfer',
-        method: 'post',
-        path: 'import',
-        status: 200,
-        args: importArgs,
-        openapi: [
-          ApiOperation({
-            operationId: 'importAgents',
-            summary: 'Plan a fleet document against the store, and apply it item by item',
-            description:
-              'The body is the document export wrote (Content-Type: application/yaml) or its JSON form (application/json); dryRun=true answers the plan only; prune=true (or prune: true in the document) deletes the agents of its selection it no longer lists. ' +
-              'Per agent and blueprint: create, update (with the fields that move), unchanged, conflict (changed in the store since the version the document records: not applied) or prune. ' +
-              'Each write runs as the caller through the write pipeline (journal, lease, an idempotency key derived from the document and item), authorized per item (refused items are reported, the rest go on); failures are reported per item. Re-running an import applied before changes nothing. The same as the MCP tool import_agents.',
-          }),
-          ApiQuery({ name: 'dryRun', required: false, type: Boolean, description: 'Answer the plan only' }),
-          ApiQuery({ name: 'prune', required: false, type: Boolean, description: "Delete the agents of the document's selection it does not list" }),
-          ApiConsumes('application/yaml', 'application/json'),
-          ApiBody({
-            description: 'The fleet document (docs/contract.md §12): its YAML text, or its JSON form',
-            schema: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }], example: 'apiVersion: agent-manager.io/v1\nkind: AgentFleet\nselection: {namespaces: [agents]}\nblueprints: []\nagents: []\n' },
-          }),
-          ApiResponse({ status: 200, description: 'The plan, and what became of each item', type: ImportResultDto }),
-          invalidDocument,
-          forbidden('import_agents', 'in any namespace (each item is then authorized as the write it is)'),
-        ],
-      },
-      tool: {
-        title: 'Import agents from a document',
-        toolset: 'admin',
-        description:
-          'Takes a fleet document (the YAML export_agents writes) and plans it against the store: per agent and blueprint create, update (with the fields that move), unchanged, conflict (changed since the version the document records: not applied) or prune (with prune: true, agents of its selection it no longer lists). ' +
-          'Call it with dryRun: true first and show the plan. Applied, each item is written as you (refused items reported, the rest go on); re-running the same document changes nothing.',
-        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
-        output: ImportResultDto,
-      },
-      input: { args: ImportRequestDto },
-      service: TransferService,
-      read: ({ args }) => parseInput(ImportRequestDto, args ?? {}),
-      call: (transfer, input, _input, access) => transfer.import(access, input),
-      confirm: (input) =>
-        input.dryRun ? undefined : `import_agents writes the agents and blueprints of the document as you (creates, updates${input.prune ? ', and deletes the agents of its selection it no longer lists' : ''}).`,
-    }),
+    IMPORT_AGENTS,
   ],
 };
