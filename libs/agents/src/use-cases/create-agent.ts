@@ -2,7 +2,7 @@ import { AppError } from '@app/common';
 import { toolsetWarnings } from '@app/toolset';
 import type { CreateAgentDto } from '../api/requests.dto.js';
 import type { CreateResultDto, ProblemDto } from '../api/responses.dto.js';
-import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
+import { intentChart, pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
 import { problems } from '../api/views.js';
 import { appliedValues } from '../runner/write-runner.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
@@ -39,7 +39,8 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: Ag
       const manifests = await tools.helm.template({ namespace, name }, tools.chart, values);
       return { dryRun: true, agent: null, values, manifests, warnings: [...warnings, ...modelWarnings] };
     },
-    journal: () => ({ intent: { spec, values, origin }, baseHelmRevision: null }),
+    // The chart it installs goes with the intent: recovery records the create with exactly that chart (the bundled one, while it stands in for AGENT_CHART).
+    journal: () => ({ intent: { spec, values, origin, chart: intentChart(tools.chart) }, baseHelmRevision: null }),
     async apply() {
       const release = await tools.helm.install({ namespace, name }, tools.chart, values);
       return { helmRevision: release.revision, values: appliedValues(input, release.values, values), manifests: release.manifest };
