@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
+import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
 import { UncertainWrite } from '../runner/uncertain-write.js';
 import { auditOf, RefusalJournal, type CallerAccess } from '@app/doors';
 import { McpHttpSessions, type McpNotice } from '@app/mcp';
@@ -255,8 +255,7 @@ export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
     if (change.state !== 'pending' || change.expiresAt.getTime() > now) return change;
     const message = `expired at ${change.expiresAt.toISOString()} with ${change.approvals.length} of ${change.required} approvals`;
     if (await this.changes.transition(change.id, 'pending', { state: 'expired', message })) {
-      const service: Caller = { actor: 'agent-manager', door: 'internal', requestId: 'internal' };
-      await this.journal(service, 'expire_change', change, `change ${change.id}: ${message}`);
+      await this.journal(Caller.internal(), 'expire_change', change, `change ${change.id}: ${message}`);
       return this.decided((await this.changes.find(change.id))!);
     }
     return (await this.changes.find(change.id))!;
