@@ -1,4 +1,4 @@
-import { OperationContexts, type Door, type OperationContext } from './operation-context.js';
+import { OperationContexts, SERVICE_ACTOR, type Door, type OperationContext } from './operation-context.js';
 
 /**
  * Who asks for a state change, as a value the write runner is given: the actor the journal and the
@@ -36,7 +36,7 @@ export const Caller = {
 
   /** The service's own work that no caller asked for (a sweep, a CLI command), as the journal names it. */
   internal(): Caller {
-    return { actor: 'agent-manager', door: 'internal', requestId: 'internal' };
+    return { ...SERVICE_ACTOR };
   },
 
   /** The service's own work on behalf of whoever started it (a sweep: nobody), journaled as `actor`. */

@@ -167,4 +167,10 @@ export const OperationContexts = {
 
 const SYSTEM_PREFIX = 'system:';
 
-const INTERNAL: OperationContext = Object.freeze({ requestId: 'internal', door: 'internal', actor: 'agent-manager', facts: Object.freeze({}) });
+/**
+ * Who acts in the service's own work that no caller asked for (a sweep, a CLI command, an expiry):
+ * written here only; Caller.internal() and the context outside any door are built from it.
+ */
+export const SERVICE_ACTOR: Readonly<{ actor: string; door: Door; requestId: string }> = Object.freeze({ actor: 'agent-manager', door: 'internal', requestId: 'internal' });
+
+const INTERNAL: OperationContext = Object.freeze({ ...SERVICE_ACTOR, facts: Object.freeze({}) });

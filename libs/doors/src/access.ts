@@ -59,6 +59,15 @@ export class AgentAccess {
     return isAdmin(this.authorizer, this.principalOf(caller));
   }
 
+  /**
+   * Refuses `operation` on `target` for `caller` (403), journaled as the policy's refusals are: for a
+   * rule an operation decides itself (a change's proposer deciding it, an approver without the role).
+   */
+  async refuse(caller: Caller, operation: string, target: { namespace?: string; name?: string }, message: string): Promise<never> {
+    await this.journal(caller, operation, target, message);
+    throw new AppError('forbidden', message);
+  }
+
   private async journal(caller: Caller, operation: string, target: { namespace?: string; name?: string }, message: string): Promise<void> {
     const entry = auditOf(caller, operation);
     try {
@@ -98,6 +107,11 @@ export class CallerAccess {
     const target = invalid('namespace') ? {} : invalid('name') ? { namespace: input.namespace } : { namespace: input.namespace, name: input.name };
     await this.authorize('validate_agent', target);
     await this.authorize(WRITE_OF_VALIDATE[input.mode === 'update' ? 'update' : 'create'], target);
+  }
+
+  /** Refuses `operation` on `target` (403, journaled) with `message`: a rule the operation decides itself. */
+  refuse(operation: string, target: { namespace?: string; name?: string }, message: string): Promise<never> {
+    return this.access.refuse(this.caller, operation, target, message);
   }
 
   /** Whether the caller may perform `operation` in `namespace`, without a refusal or a journal entry. */

@@ -7,7 +7,8 @@ import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
 import { writeParts } from '../../../../test/support/write-parts.js';
 import { CreateAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
-import { parseInput } from '@app/doors';
+import { parseInput, readInput } from '@app/doors';
+import { readValidateCommand } from '../api/validate-command.js';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import { AgentsService } from './agents.service.js';
 import { ManifestReader } from '../cluster/manifest-reader.js';
@@ -63,5 +64,29 @@ describe(`${AgentsService.name}: status of a release helm holds pending`, () => 
     const other = await agents.status(ref, { admin: false });
     expect(other.message).not.toContain('dial tcp');
     expect(other.message).toMatch(/^The helm release is pending-upgrade at revision 5: a write that has not finished/);
+  });
+
+  it('validates a create onto a taken name with the refusal create_agent answers, as a violation on name', async () => {
+    const body = { ...ref, modelConfig: 'm', toolset: ['preset:read-only'] };
+    const refusal = await agents.create({ door: 'rest', actor: 'bob', requestId: 'request of bob' }, parseInput(CreateAgentDto, body)).then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    expect(refusal).toMatch(/^agent ns\/held already exists/);
+    const answer = await agents.validate(readValidateCommand(body));
+    expect(answer).toMatchObject({ valid: false, manifests: null });
+    expect(answer.violations).toEqual([{ path: 'name', message: refusal }]);
+  });
+
+  it("validates a create's required fields by create_agent's own rules and words", async () => {
+    const body = { namespace: 'ns', name: 'fresh' };
+    const answer = await agents.validate(readValidateCommand(body));
+    expect(answer.valid).toBe(false);
+    const create = readInput(CreateAgentDto, body).violations;
+    expect(create.map((v) => v.path).sort()).toEqual(['modelConfig', 'toolset']);
+    expect(answer.violations).toEqual(expect.arrayContaining(create));
+    expect(answer.violations).toHaveLength(create.length);
+    // An update names neither: the agent's own stand.
+    expect((await agents.validate(readValidateCommand({ ...ref, mode: 'update', description: 'v5' }))).violations).toEqual([]);
   });
 });

@@ -32,7 +32,7 @@ import { decodeOperationCursor, encodeOperationCursor, operationView, shownTo, t
 import { forCaller } from '@app/doors';
 import { ManifestReader } from '../cluster/manifest-reader.js';
 import { WriteRunner } from '../runner/write-runner.js';
-import { createAgent } from '../use-cases/create-agent.js';
+import { createAgent, nameTaken } from '../use-cases/create-agent.js';
 import { deleteAgent } from '../use-cases/delete-agent.js';
 import { rollbackAgent } from '../use-cases/rollback-agent.js';
 import { updateAgent } from '../use-cases/update-agent.js';
@@ -241,12 +241,12 @@ export class AgentsService {
     const violations = [...command.violations];
     const mode = input.mode ?? 'create';
     let spec: Partial<AgentSpec> = pickSpec(input);
-    const found = violations.some((v) => v.path === 'name' || v.path === 'namespace') ? null : await this.repository.findActive(input.namespace, input.name);
-    if (mode === 'create') {
-      if (found) violations.push({ path: 'name', message: `agent ${input.namespace}/${input.name} already exists: validate an update (mode: "update") or choose another name` });
-      if (input.modelConfig === undefined) violations.push({ path: 'modelConfig', message: 'modelConfig is required: the name of a kagent ModelConfig' });
-      if (input.toolset === undefined) violations.push({ path: 'toolset', message: 'toolset is required: declare the tools this agent may use, e.g. ["preset:read-only"], or ["preset:none"] for a chat-only agent' });
-    } else if (!found && !violations.some((v) => v.path === 'name' || v.path === 'namespace')) {
+    const named = !violations.some((v) => v.path === 'name' || v.path === 'namespace');
+    // A create's required fields were read as create_agent reads them (readValidateCommand); whether the name is free, as its check decides it.
+    const taken = mode === 'create' && named ? await nameTaken(this.repository, input.namespace, input.name) : null;
+    if (taken) violations.push({ path: 'name', message: taken.message });
+    const found = mode === 'update' && named ? await this.repository.findActive(input.namespace, input.name) : null;
+    if (mode === 'update' && named && !found) {
       violations.push({ path: 'name', message: `agent ${input.namespace}/${input.name} does not exist: validate a create (mode: "create") instead` });
     } else if (found) {
       spec = { ...found.spec, ...spec };

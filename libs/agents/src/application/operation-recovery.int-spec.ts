@@ -1,7 +1,8 @@
 // npm test: also on PostgreSQL — pending operations found and finished from the store
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { loadConfig } from '@app/common';
+import { loadConfig, SystemClock, type AppConfig } from '@app/common';
+import { ChartSources, type ResolvedChart } from '@app/helm';
 import { Store } from '@app/store';
 import { FakeHelm } from '../../../../test/support/fake-helm.js';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
@@ -9,6 +10,9 @@ import { writeParts } from '../../../../test/support/write-parts.js';
 import type { OperationRecord } from '../persistence/records.js';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import { toChartValues, type AgentSpec } from '../domain/agent-spec.js';
+import type { CreateAgentDto } from '../api/requests.dto.js';
+import { createAgent } from '../use-cases/create-agent.js';
+import type { WriteRunner } from '../runner/write-runner.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 
 /**
@@ -18,6 +22,16 @@ import { OperationRecovery } from './operation-recovery.service.js';
  */
 class FlakyRepository extends AgentsRepository {
   failReads = 0;
+  failCreates = 0;
+
+  /** A FAKE store failure of a create's record, after helm installed it: the operation stays pending. */
+  override async recordCreate(...args: Parameters<AgentsRepository['recordCreate']>): ReturnType<AgentsRepository['recordCreate']> {
+    if (this.failCreates > 0) {
+      this.failCreates--;
+      throw new Error('SQLITE_IOERR: disk I/O error (a FAKE store failure)');
+    }
+    return super.recordCreate(...args);
+  }
 
   override async operation(id: string): Promise<OperationRecord | null> {
     if (this.failReads > 0) {
@@ -28,20 +42,43 @@ class FlakyRepository extends AgentsRepository {
   }
 }
 
+/**
+ * The configured OCI AGENT_CHART while its registry does not answer (a FAKE outage, no pull is
+ * tried): the bundled chart stands in, as ChartSources does then; `reachable` ends the outage.
+ */
+class OutageCharts extends ChartSources {
+  reachable = false;
+
+  constructor(private readonly settings: AppConfig, helm: FakeHelm) {
+    super(settings, helm, new SystemClock());
+  }
+
+  override configured(): Promise<ResolvedChart> {
+    if (!this.reachable) return Promise.resolve({ ...this.bundled(), fallback: 'registry.example.invalid does not answer (a FAKE outage)' });
+    const { ref, version } = this.settings.agentChart;
+    return Promise.resolve({ ref: '/cache/agent-0.6.0.tgz', version, source: ref, name: 'agent', chartVersion: version ?? null });
+  }
+}
+
 describe(OperationRecovery.name, () => {
   let db: FreshDatabase;
   let store: Store;
   let helm: FakeHelm;
   let repository: FlakyRepository;
   let recovery: OperationRecovery;
+  let runner: WriteRunner;
+  let charts: OutageCharts;
 
   beforeAll(async () => {
     db = await freshDatabaseUrl();
     store = await Store.open(db.url);
-    const config = loadConfig({ DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a' });
+    const config = loadConfig({
+      DATABASE_URL: db.url, LEASE_TTL_SECONDS: '5', REPLICA_ID: 'replica-a', AGENT_CHART: 'oci://registry.example.invalid/charts/agent', AGENT_CHART_VERSION: '0.6.0',
+    });
     helm = new FakeHelm();
     repository = new FlakyRepository(store);
-    recovery = writeParts(config, store, helm, { repository }).recovery;
+    charts = new OutageCharts(config, helm);
+    ({ recovery, runner } = writeParts(config, store, helm, { repository, charts }));
   });
 
   afterAll(async () => {
@@ -72,5 +109,27 @@ describe(OperationRecovery.name, () => {
     await recovery.sweep();
     expect((await repository.operation(first))?.state).toBe('succeeded');
     expect(await repository.findActive('ns', 'first')).toMatchObject({ revision: 1, createdBy: 'alice', values: { description: 'the first agent' } });
+  });
+
+  it('records a create that landed with the chart it installed: the bundled one that stood in for AGENT_CHART, even once the registry answers again', async () => {
+    charts.reachable = false;
+    const bundled = charts.bundled();
+    repository.failCreates = 1;
+    const input = { namespace: 'ns', name: 'stand-in', modelConfig: 'm', toolset: ['preset:read-only'] } as CreateAgentDto;
+    await expect(runner.run({ actor: 'alice', door: 'rest', requestId: 'create stand-in' }, (tools) => createAgent(tools, input))).rejects.toThrow(/recording it in the store failed/);
+    charts.reachable = true;
+
+    await recovery.sweep();
+    const agent = await repository.findActive('ns', 'stand-in');
+    expect(agent).toMatchObject({ createdBy: 'alice', chartRef: bundled.source, chart: { name: bundled.name, version: bundled.chartVersion } });
+    expect(agent?.chartRef).not.toBe('oci://registry.example.invalid/charts/agent');
+  });
+
+  it('records a create journaled without its chart (by an earlier version) with the chart writes use now, as the write runner decides it', async () => {
+    charts.reachable = false;
+    const id = await orphanedCreate('journaled-before');
+    await recovery.sweep();
+    expect((await repository.operation(id))?.state).toBe('succeeded');
+    expect(await repository.findActive('ns', 'journaled-before')).toMatchObject({ chartRef: charts.bundled().source, chart: { version: charts.bundled().chartVersion } });
   });
 });

@@ -1,11 +1,12 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig, AppError, OperationContexts } from '@app/common';
-import { HelmClient } from '@app/helm';
+import { ChartSources, HelmClient } from '@app/helm';
 import { Tracing } from '@app/telemetry';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import type { OperationRecord } from '../persistence/records.js';
 import { decideRecovery } from '../domain/recovery-decision.js';
 import { AgentBusy, AgentLock } from '../runner/agent-lock.js';
+import { configuredChart } from '../runner/configured-chart.js';
 import { IdempotencyGate } from '../runner/idempotency-gate.js';
 import type { AgentHolding, AgentWriteStore } from '../runner/ports.js';
 
@@ -35,6 +36,8 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     @Inject(AgentLock) private readonly lock: AgentHolding,
     private readonly helm: HelmClient,
     private readonly keys: IdempotencyGate,
+    /** The chart for a create journaled without the one it installed (by an earlier version), decided as the write runner decides it. */
+    @Optional() private readonly charts?: ChartSources,
   ) {}
 
   /**
@@ -176,7 +179,9 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       if (decision.what === 'delete' && agent) {
         await this.repository.recordDelete(agent, op.id, op.actor);
       } else if (decision.what === 'create' && intent && info) {
-        await this.repository.recordCreate(op.namespace, op.name, intent.chart ?? this.config.agentChart, {
+        // The chart the create installed, as its intent names it: the live create would have recorded the same.
+        const chart = intent.chart ?? (await configuredChart(this.config, this.charts));
+        await this.repository.recordCreate(op.namespace, op.name, chart, {
           spec: intent.spec, values: intent.values, helmRevision: info.revision, kind: 'create', actor: op.actor, operationId: op.id, origin: intent.origin,
         });
       } else if (decision.what === 'change' && agent && intent && info) {

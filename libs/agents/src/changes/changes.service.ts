@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AppConfig, AppError, OperationContexts, type Caller } from '@app/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
 import { UncertainWrite } from '../runner/uncertain-write.js';
-import { auditOf, RefusalJournal, type CallerAccess } from '@app/doors';
+import { auditOf, type CallerAccess } from '@app/doors';
 import { McpHttpSessions, type McpNotice } from '@app/mcp';
 import { AgentsService } from '../application/agents.service.js';
 import type { AgentOrigin } from '../domain/agent-spec.js';
@@ -27,7 +27,6 @@ export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly changes: ChangesRepository,
     private readonly gate: ChangeGate,
     private readonly agents: AgentsService,
-    @Inject(RefusalJournal) private readonly refusals: RefusalJournal,
     private readonly config: AppConfig,
     private readonly mcp: McpHttpSessions,
   ) {}
@@ -121,7 +120,7 @@ export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
   async withdraw(access: CallerAccess, { id }: ChangeRefDto, { comment }: ChangeDecisionDto): Promise<ChangeDto> {
     const change = await this.pending(access, id, 'withdraw_change');
     if (change.proposer !== access.principal.subject) {
-      await this.refuse(access.caller, 'withdraw_change', change, `only the proposer (${change.proposer}) withdraws change ${id}; an approver rejects it with reject_change`);
+      await access.refuse('withdraw_change', change, `only the proposer (${change.proposer}) withdraws change ${id}; an approver rejects it with reject_change`);
     }
     return this.close(access, change, 'withdrawn', 'withdraw_change', comment);
   }
@@ -234,9 +233,9 @@ export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
   private async decidable(access: CallerAccess, id: string, operation: string): Promise<ChangeRecord> {
     const change = await this.pending(access, id, operation);
     const subject = access.principal.subject;
-    if (change.proposer === subject) await this.refuse(access.caller, operation, change, `${subject} proposed change ${id} and cannot decide it: another holder of role ${change.approvers} does (withdraw it with withdraw_change)`);
+    if (change.proposer === subject) await access.refuse(operation, change, `${subject} proposed change ${id} and cannot decide it: another holder of role ${change.approvers} does (withdraw it with withdraw_change)`);
     if (!this.gate.holdsRole(access.principal, change.approvers, change.namespace)) {
-      await this.refuse(access.caller, operation, change, `${operation} of change ${id} needs role ${change.approvers} bound in namespace "${change.namespace}", which ${subject} does not hold`);
+      await access.refuse(operation, change, `${operation} of change ${id} needs role ${change.approvers} bound in namespace "${change.namespace}", which ${subject} does not hold`);
     }
     return change;
   }
@@ -255,20 +254,10 @@ export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
     if (change.state !== 'pending' || change.expiresAt.getTime() > now) return change;
     const message = `expired at ${change.expiresAt.toISOString()} with ${change.approvals.length} of ${change.required} approvals`;
     if (await this.changes.transition(change.id, 'pending', { state: 'expired', message })) {
-      const service: Caller = { actor: 'agent-manager', door: 'internal', requestId: 'internal' };
-      await this.journal(service, 'expire_change', change, `change ${change.id}: ${message}`);
+      await this.journal(Caller.internal(), 'expire_change', change, `change ${change.id}: ${message}`);
       return this.decided((await this.changes.find(change.id))!);
     }
     return (await this.changes.find(change.id))!;
-  }
-
-  private async refuse(caller: Caller, operation: string, change: ChangeRecord, message: string): Promise<never> {
-    try {
-      await this.refusals.journalRefusal({ ...auditOf(caller, operation), namespace: change.namespace, name: change.name, errorMessage: message });
-    } catch (error) {
-      this.logger.error(`journaling the refusal of ${operation} failed: ${(error as Error).message}`);
-    }
-    throw new AppError('forbidden', message);
   }
 
   private journal(caller: Caller, operation: string, change: ChangeRecord, note: string, comment?: string): Promise<void> {

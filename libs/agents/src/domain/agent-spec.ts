@@ -75,6 +75,25 @@ export interface OperationIntent {
   rolledBackTo?: number;
   /** A create or upgrade through a blueprint: recorded with the agent when recovery records the write. */
   origin?: AgentOrigin;
-  /** The chart a write moves the agent to when it is not the configured one (a rollout): recorded when recovery records the write. */
-  chart?: { ref: string; version?: string; source?: string; name?: string; chartVersion?: string | null };
+  /**
+   * The chart the write installs: a create's (the configured chart, or the bundled one standing in for
+   * it) and a rollout's move to another chart; recorded when recovery records the write. Other writes
+   * keep the agent's chart.
+   */
+  chart?: IntentChart;
+}
+
+/** A chart as the journal keeps it in an intent. */
+export interface IntentChart {
+  ref: string;
+  version?: string;
+  source?: string;
+  name?: string;
+  chartVersion?: string | null;
+}
+
+/** The chart a write uses, as the journal keeps it (only the fields that name it), for recovery to record what a landed write installed. */
+export function intentChart(chart: IntentChart): IntentChart {
+  const { ref, version, source, name, chartVersion } = chart;
+  return { ref, ...(version !== undefined && { version }), ...(source !== undefined && { source }), ...(name !== undefined && { name }), ...(chartVersion !== undefined && { chartVersion }) };
 }

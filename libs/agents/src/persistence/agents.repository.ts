@@ -397,16 +397,17 @@ export class AgentsRepository implements AgentWriteStore {
   /**
    * The charts the given operations moved their agent between, by operation id: a fleet rollout's
    * move (and its rollback) journals the chart it applies in its intent, and the rollout keeps the
-   * chart the agent ran before (RolloutAgent.fromChart); other writes keep the agent's chart. What a
-   * revision diff renders each revision with.
+   * chart the agent ran before (RolloutAgent.fromChart); other writes keep the agent's chart. A
+   * create's intent names the chart it installed (for recovery), which is no move. What a revision
+   * diff renders each revision with.
    */
   async chartMoves(operationIds: string[]): Promise<Map<string, ChartMove>> {
     if (operationIds.length === 0) return new Map();
-    const rows = await this.db.operation.findMany({ where: { id: { in: operationIds } }, select: { id: true, intent: true, request: true, agentId: true } });
+    const rows = await this.db.operation.findMany({ where: { id: { in: operationIds } }, select: { id: true, kind: true, intent: true, request: true, agentId: true } });
     const moves = new Map<string, ChartMove>();
     for (const row of rows) {
       const to = (row.intent as OperationIntent | null)?.chart;
-      if (!to?.ref) continue;
+      if (!to?.ref || row.kind === 'create') continue;
       const rollout = (row.request as { rollout?: unknown } | null)?.rollout;
       const entry = typeof rollout === 'string' && row.agentId ? await this.db.rolloutAgent.findFirst({ where: { rolloutId: rollout, agentId: row.agentId }, select: { fromChart: true } }) : null;
       const from = entry?.fromChart ? (JSON.parse(entry.fromChart) as { ref?: string; version?: string | null }) : null;

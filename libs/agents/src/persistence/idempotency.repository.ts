@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma, Store, type StoreClient } from '@app/store';
+import { Prisma, Store } from '@app/store';
 import { isUniqueViolation } from './lease.repository.js';
 
 export interface StoredAnswer {
@@ -22,14 +22,6 @@ export type Claim =
    */
   | { kind: 'pending'; expired: boolean; operation: KeyOperation | null }
   | { kind: 'mismatch' };
-
-/** A key's answer written inside a record transaction, with the change it answers. */
-export interface KeptAnswer {
-  key: string;
-  ttlMs: number;
-}
-
-type Tx = Pick<StoreClient, 'idempotencyRecord'>;
 
 /**
  * First answers to writes sent with an idempotency key, kept until they expire (on the store's
@@ -96,12 +88,12 @@ export class IdempotencyRepository {
   }
 
   /**
-   * Stores the first answer, kept for `ttlMs`: inside the transaction that records the write's
-   * outcome (`tx`), or on its own for an answer that recorded nothing. Only the claim of this
-   * operation (or, on its own, a pending one) is answered.
+   * Stores the first answer, kept for `ttlMs`, once the write's outcome is recorded (or for an answer
+   * that recorded nothing). Only a pending claim is answered; with `operationId`, only the claim
+   * linked to that operation (a retry answering a lapsed claim from what it recorded).
    */
-  async complete(key: string, answer: StoredAnswer, ttlMs: number, tx: Tx = this.db, operationId?: string): Promise<boolean> {
-    const done = await tx.idempotencyRecord.updateMany({
+  async complete(key: string, answer: StoredAnswer, ttlMs: number, operationId?: string): Promise<boolean> {
+    const done = await this.db.idempotencyRecord.updateMany({
       where: { key, state: 'pending', ...(operationId ? { operationId } : {}) },
       data: { state: 'done', status: answer.status, response: answer.body as Prisma.InputJsonValue, expiresAt: await this.storeTime(ttlMs) },
     });

@@ -71,7 +71,7 @@ export class IdempotencyGate {
         }
         if (op?.state === 'succeeded') {
           const answer = await hooks.recorded(op.id);
-          await this.keys.complete(key, { status: 200, body: { result: answer } }, keep, undefined, op.id);
+          await this.keys.complete(key, { status: 200, body: { result: answer } }, keep, op.id);
           continue;
         }
         if (op?.state !== 'pending' && (await this.keys.takeOver(key, op?.id ?? null, pending))) break;

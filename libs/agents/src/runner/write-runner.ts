@@ -11,6 +11,7 @@ import { agentView } from '../api/views.js';
 import { auditOf } from '../persistence/journal.records.js';
 import { OperationRecovery } from '../application/operation-recovery.service.js';
 import { AgentLock, type HeldLease, type LockMode } from './agent-lock.js';
+import { configuredChart } from './configured-chart.js';
 import { IdempotencyGate, type ClaimedKey } from './idempotency-gate.js';
 import type { AgentHolding, AgentWriteStore } from './ports.js';
 import { ShutdownGate } from './shutdown-gate.js';
@@ -54,7 +55,7 @@ export class WriteRunner {
    * AGENT_CHART cannot be pulled); validate_agent renders with it too.
    */
   chart(): Promise<ChartSource> {
-    return this.charts ? this.charts.configured() : Promise.resolve(this.config.agentChart);
+    return configuredChart(this.config, this.charts);
   }
 
   /** What plans work with, for `caller`. */

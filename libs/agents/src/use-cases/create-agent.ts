@@ -2,10 +2,11 @@ import { AppError } from '@app/common';
 import { toolsetWarnings } from '@app/toolset';
 import type { CreateAgentDto } from '../api/requests.dto.js';
 import type { CreateResultDto, ProblemDto } from '../api/responses.dto.js';
-import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
+import { intentChart, pickSpec, toChartValues, type AgentOrigin, type AgentSpec } from '../domain/agent-spec.js';
 import { problems } from '../api/views.js';
 import { appliedValues } from '../runner/write-runner.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
+import type { AgentWriteStore } from '../runner/ports.js';
 
 interface Checked {
   spec: AgentSpec;
@@ -32,14 +33,16 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: Ag
     // helm install refuses a name whose release exists, as before; there is no release yet for anyone to own.
     checkOwner: false,
     async check() {
-      if (await tools.repository.findActive(namespace, name)) throw exists(namespace, name);
+      const taken = await nameTaken(tools.repository, namespace, name);
+      if (taken) throw taken;
       return { spec, modelWarnings: (await tools.modelConfigs?.check(namespace, spec.modelConfig)) ?? [] };
     },
     async preview({ modelWarnings }) {
       const manifests = await tools.helm.template({ namespace, name }, tools.chart, values);
       return { dryRun: true, agent: null, values, manifests, warnings: [...warnings, ...modelWarnings] };
     },
-    journal: () => ({ intent: { spec, values, origin }, baseHelmRevision: null }),
+    // The chart it installs goes with the intent: recovery records the create with exactly that chart (the bundled one, while it stands in for AGENT_CHART).
+    journal: () => ({ intent: { spec, values, origin, chart: intentChart(tools.chart) }, baseHelmRevision: null }),
     async apply() {
       const release = await tools.helm.install({ namespace, name }, tools.chart, values);
       return { helmRevision: release.revision, values: appliedValues(input, release.values, values), manifests: release.manifest };
@@ -51,6 +54,15 @@ export function createAgent(tools: PlanTools, input: CreateAgentDto, origin?: Ag
     answer: async ({ modelWarnings }, applied, agent) => ({ dryRun: false, agent: tools.view(agent), values: applied.values ?? values, manifests: applied.manifests, warnings: [...warnings, ...modelWarnings] }),
     recorded: async ({ agent, revision, manifests }) => ({ dryRun: false, agent, values: revision?.values ?? values, manifests, warnings }),
   };
+}
+
+/**
+ * Whether an active agent holds the name: the create's refusal (409) when one does, else null. The
+ * one place this is decided for a caller; validate_agent (mode create) answers the same refusal as a
+ * violation. Under the agent's lock it decides; the unique activeKey backs it in the store.
+ */
+export async function nameTaken(store: Pick<AgentWriteStore, 'findActive'>, namespace: string, name: string): Promise<AppError | null> {
+  return (await store.findActive(namespace, name)) ? exists(namespace, name) : null;
 }
 
 function exists(namespace: string, name: string): AppError {

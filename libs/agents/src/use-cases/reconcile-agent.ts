@@ -62,7 +62,7 @@ export function reconcileAgent(tools: PlanTools, parts: ReconcileParts, ref: Rel
       const request = { reconcile: action.action, ...(intent ? { recovers: intent.operationId } : {}) };
       const entry = (kind: OperationKind, journaled?: OperationIntent, agentId?: string): JournalEntry => ({ kind, request, intent: journaled, agentId, baseHelmRevision: null, step: `reconciling ${key}: ${describe(action)}` });
       switch (action.action) {
-        case 'record-create': return entry('create', { spec: intent!.spec, values: intent!.values, origin: intent!.origin });
+        case 'record-create': return entry('create', { spec: intent!.spec, values: intent!.values, origin: intent!.origin, chart: intent!.chart });
         case 'uninstall': return entry('delete');
         // From the intent: the create's blueprint origin goes with it (a record keeps its own).
         case 'reinstall': {
@@ -103,7 +103,9 @@ export function reconcileAgent(tools: PlanTools, parts: ReconcileParts, ref: Rel
     async record({ action, agent, intent }, applied, operationId) {
       const values = applied.values!;
       if (action.action === 'record-create' || (action.action === 'reinstall' && !agent)) {
-        return tools.repository.recordCreate(ref.namespace, ref.name, tools.chart, { ...change(values, applied.helmRevision, 'create', operationId), spec: intent!.spec, origin: intent!.origin });
+        // A create that landed is recorded with the chart it installed (its intent's, journaled by create-agent.ts); a reinstall with the one it used now.
+        const chart = (action.action === 'record-create' ? intent!.chart : undefined) ?? tools.chart;
+        return tools.repository.recordCreate(ref.namespace, ref.name, chart, { ...change(values, applied.helmRevision, 'create', operationId), spec: intent!.spec, origin: intent!.origin });
       }
       if (action.action === 'reinstall' && agent) {
         const source = action.from === 'record' ? { spec: agent.spec } : { spec: intent!.spec, origin: intent!.origin };

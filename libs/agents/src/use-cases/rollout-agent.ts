@@ -1,7 +1,7 @@
 import type { ChartSource } from '@app/helm';
 import type { AgentDto } from '../api/responses.dto.js';
 import type { AgentWithLastOperation } from '../persistence/records.js';
-import type { ChartValues, OperationIntent } from '../domain/agent-spec.js';
+import { intentChart, type ChartValues } from '../domain/agent-spec.js';
 import { chartIdentity } from '../domain/chart-identity.js';
 import { appliedValues } from '../runner/write-runner.js';
 import type { PlanTools, WritePlan } from '../runner/write-plan.js';
@@ -71,7 +71,7 @@ export function moveToChart(
     preview: async ({ agent }) => step(agent, true, agent.helmRevision),
     journal: ({ agent }) => ({
       agentId: agent.id,
-      intent: { spec: agent.spec, values: switching ? (switching.values as unknown as ChartValues) : agent.values, chart: chartOfIntent(input.target) },
+      intent: { spec: agent.spec, values: switching ? (switching.values as unknown as ChartValues) : agent.values, chart: intentChart(input.target) },
       baseHelmRevision: agent.helmRevision,
       step: `checks passed: upgrading the helm release ${namespace}/${name} to chart ${wanted.name} ${wanted.version ?? ''} (rollout ${input.rollout})`.trim(),
     }),
@@ -121,7 +121,7 @@ export function returnFromChart(
     preview: async (agent) => ({ changed: true, agent: tools.view(agent), helmRevision: agent.helmRevision }),
     journal: (agent) => ({
       agentId: agent.id,
-      intent: { spec: agent.spec, values: input.values, rolledBackTo: input.revision, chart: chartOfIntent(input.chart) },
+      intent: { spec: agent.spec, values: input.values, rolledBackTo: input.revision, chart: intentChart(input.chart) },
       baseHelmRevision: agent.helmRevision,
       step: `checks passed: returning the helm release ${namespace}/${name} to its revision ${input.revision}'s chart and values (rollout ${input.rollout} stopped)`,
     }),
@@ -136,10 +136,4 @@ export function returnFromChart(
     answer: async (_agent, applied, recorded) => ({ changed: true, agent: tools.view(recorded), helmRevision: applied.helmRevision }),
     recorded: async ({ agent, revision }) => ({ changed: true, agent, helmRevision: revision?.helmRevision ?? null }),
   };
-}
-
-/** The chart as the journal keeps it, for recovery to record what a landed move used. */
-function chartOfIntent(chart: ChartSource & { source?: string; name?: string; chartVersion?: string | null }): OperationIntent['chart'] {
-  const { ref, version, source, name, chartVersion } = chart;
-  return { ref, ...(version !== undefined && { version }), ...(source !== undefined && { source }), ...(name !== undefined && { name }), ...(chartVersion !== undefined && { chartVersion }) };
 }
