@@ -32,7 +32,8 @@ const shared = {
     '^.+\\.ts$': ['@swc/jest', SWC],
   },
   testEnvironment: 'node',
-  setupFilesAfterEnv: ['<rootDir>/test/support/suite-teardown.ts'],
+  // Before each suite: the AsyncLocalStorage instances earlier suites in the worker left enabled are turned off.
+  setupFiles: ['<rootDir>/test/support/async-stores-reset.ts'],
   // A ceiling for a hung test, not a timing target: a busy 2-core machine runs the store-backed
   // suites several times slower than an idle one (jest's 5 s default failed there).
   testTimeout: 30_000,
@@ -65,7 +66,7 @@ function passProjects(pass, setupFile) {
       ...shared,
       displayName: projectName(pass, kind),
       testMatch: files.map((file) => `<rootDir>/${file}`),
-      setupFiles: [setupFile],
+      setupFiles: [...shared.setupFiles, setupFile],
       ...GLOBAL_SETUP[needs(kind)],
     }));
 }

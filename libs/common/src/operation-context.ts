@@ -76,16 +76,6 @@ export const OperationContexts = {
     return storage.run({ ...context, requestId, traceId: context.traceId ?? outer?.traceId, facts }, fn);
   },
 
-  /**
-   * Stops carrying contexts until the next `run` enables the store again. For a test runner that
-   * loads this module afresh for every suite file in one process (jest): node keeps every enabled
-   * AsyncLocalStorage in one process-wide list and walks it for each new promise, so stores left
-   * enabled by earlier suites made each suite slower than the one before it.
-   */
-  disable(): void {
-    storage.disable();
-  },
-
   /** The current context; work started outside any door is the service's own (`internal`). */
   current(): OperationContext {
     return storage.getStore() ?? INTERNAL;
