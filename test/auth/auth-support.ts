@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { sha256Hex } from '@app/auth';
 import type { Store } from '@app/store';
+import { mcpClient } from '../support/mcp-client.js';
 
 export const AUDIENCE = 'https://agent-manager.example.com';
 export const ADMIN_TOKEN = 'am_admin_5c0b7f2e1d9a4c3b8e6f0a1b2c3d4e5f';
@@ -45,7 +46,7 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** An MCP SDK client over Streamable HTTP sending `token`. */
 export async function connectAs(base: string, token: string, query = ''): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const client = new Client({ name: 'auth-e2e', version: '1.0.0' });
+  const client = mcpClient('auth-e2e');
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp${query}`), { requestInit: { headers: bearer(token) } });
   await client.connect(transport);
   return { client, transport };

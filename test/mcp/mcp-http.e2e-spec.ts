@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Store } from '@app/store';
 import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { call, CLIENT_NAME, connect, OVER_CAP, seedAgent, startApp, text, TOOLNAMES_MESSAGE, type McpTestApp } from './mcp-support.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 const DEFAULT_TOOLS = ['get_info', 'list_server_toolsets', 'list_agents', 'get_agent', 'get_agent_status', 'validate_agent', 'create_agent', 'update_agent', 'delete_agent', 'list_toolset_presets', 'validate_toolset_presets', 'list_model_configs'];
 const REVISION_TOOLS = ['list_agent_revisions', 'diff_agent_revisions', 'rollback_agent'];
@@ -200,7 +201,7 @@ describe('MCP over Streamable HTTP', () => {
     });
 
     it('journals a client name with control characters and unpaired surrogates replaced, cut to 253 characters', async () => {
-      const odd = new Client({ name: `odd\u0000name\ud800${'x'.repeat(300)}`, version: '1.0.0' });
+      const odd = mcpClient(`odd\u0000name\ud800${'x'.repeat(300)}`);
       await odd.connect(new StreamableHTTPClientTransport(new URL(`${service.base}/mcp`)));
       clients.push(odd);
       const result = await call(odd, 'create_agent', { name: 'odd-client', namespace: 'agents', modelConfig: 'm', toolset: ['preset:none'] });

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Store } from '@app/store';
 import { CLIENT_NAME, startApp, type McpTestApp } from './mcp-support.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 /** The least MCP_SESSION_IDLE_SECONDS allows: a session unused this long is closed. */
 const IDLE_SECONDS = 10;
@@ -23,7 +24,7 @@ describe('MCP sessions idle for MCP_SESSION_IDLE_SECONDS', () => {
   });
 
   async function open(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-    const client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
+    const client = mcpClient(CLIENT_NAME);
     const transport = new StreamableHTTPClientTransport(new URL(`${t.base}/mcp`));
     await client.connect(transport);
     return { client, transport };

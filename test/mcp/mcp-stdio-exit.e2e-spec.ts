@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ensureBuilt } from '../support/service-process.js';
 import { testEnv } from './mcp-support.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 jest.setTimeout(120_000);
 
@@ -38,7 +38,7 @@ describe('agent-manager mcp, the session over stdio', () => {
     });
     let stderr = '';
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const client = new Client({ name: 'stdio-exit', version: '1.0.0' });
+    const client = mcpClient('stdio-exit');
     await client.connect(transport);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     // The cluster probe at start says the cluster is unreachable; anything running in the background would have spoken by then too.

@@ -4,12 +4,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { resolveHelmBinary } from '@app/helm';
 import { TestCluster } from '../support/cluster.js';
 import { ensureBuilt } from '../support/service-process.js';
 import { testEnv } from './mcp-support.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 jest.setTimeout(180_000);
 
@@ -41,7 +41,7 @@ describe('agent-manager mcp with releases in the cluster', () => {
       }) as Record<string, string>,
       stderr: 'pipe',
     });
-    const client = new Client({ name: 'stdio-releases', version: '1.0.0' });
+    const client = mcpClient('stdio-releases');
     return { transport, client };
   }
 

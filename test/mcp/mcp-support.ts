@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { TestClock } from '@app/common';
 import { startTestApp, unreachableKubeconfig, withoutMcpSettings } from '../support/test-app.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 export const CLIENT_NAME = 'agent-manager-e2e';
 
@@ -32,7 +33,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<McpTes
 
 /** An SDK client on /mcp<query> over Streamable HTTP. */
 export async function connect(base: string, query = ''): Promise<Client> {
-  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' });
+  const client = mcpClient(CLIENT_NAME);
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp${query}`)));
   return client;
 }
@@ -56,7 +57,7 @@ export async function connectStdio(
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (chunk: Buffer) => hooks.onStderr?.(chunk.toString()));
-  const client = hooks.client ?? new Client({ name: CLIENT_NAME, version: '1.0.0' });
+  const client = hooks.client ?? mcpClient(CLIENT_NAME);
   if (hooks.onError) client.onerror = hooks.onError;
   await client.connect(transport);
   return client;
@@ -90,7 +91,7 @@ export const TOOLNAMES_MESSAGE =
 
 /** An SDK client that declares form elicitation and answers every question with `answer`, not yet connected. */
 export function askingClient(answer: ElicitResult, asked: ElicitRequest['params'][]): Client {
-  const client = new Client({ name: CLIENT_NAME, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+  const client = mcpClient(CLIENT_NAME, { capabilities: { elicitation: { form: {} } } });
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     asked.push(request.params);
     return answer;

@@ -6,6 +6,7 @@ import { CallToolResultSchema, LATEST_PROTOCOL_VERSION, type CallToolResult, typ
 import { TestCluster } from '../support/cluster.js';
 import { call as rest, startTestApp, type TestApp } from '../support/test-app.js';
 import { askingClient, call } from './mcp-support.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 // helm installs against the test API server on 2 busy cores.
 jest.setTimeout(300_000);
@@ -49,7 +50,7 @@ describe('MCP tasks against a real API server', () => {
     const env = { KUBECONFIG: cluster.kubeconfig, HELM_TIMEOUT_SECONDS: '60', RECONCILE_AUTOMATIC: 'false' };
     t = await startTestApp({ ...env, REPLICA_ID: 'replica-a' });
     t2 = await startTestApp({ ...env, REPLICA_ID: 'replica-b', DATABASE_URL: t.databaseUrl }, t.clock);
-    client = new Client({ name: 'tasks-e2e', version: '1.0.0' });
+    client = mcpClient('tasks-e2e');
     transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp?audit&revisions&changes`));
     await client.connect(transport);
   });
@@ -95,7 +96,7 @@ describe('MCP tasks against a real API server', () => {
 
   it('does not show a session\'s task to another session', async () => {
     const { taskId } = created(await stream('update_agent', { namespace: ns, name: 'tasked', description: 'mine only' }))!;
-    const other = new Client({ name: 'tasks-other', version: '1.0.0' });
+    const other = mcpClient('tasks-other');
     await other.connect(new StreamableHTTPClientTransport(new URL(`${t2.url}/mcp`)));
     try {
       await expect(other.experimental.tasks.getTask(taskId)).rejects.toThrow(/not found/i);

@@ -6,6 +6,7 @@ import type { ResponseMessage } from '@modelcontextprotocol/sdk/shared/responseM
 import { CallToolResultSchema, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { seedAgent } from '../auth/auth-support.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 /**
  * MCP tasks without a cluster (docs/mcp.md): a write asked for as a task is answered with the task of
@@ -35,7 +36,7 @@ async function leftRunning(taskId: string): Promise<void> {
 beforeAll(async () => {
   t = await startTestApp();
   await seedAgent(t.store, 'agents', 'seeded');
-  client = new Client({ name: 'tasks-e2e', version: '1.0.0' });
+  client = mcpClient('tasks-e2e');
   transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`));
   await client.connect(transport);
   await client.listTools(); // the SDK's client asks for a task for the tools tools/list marked

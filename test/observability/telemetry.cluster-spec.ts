@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { sha256Hex } from '@app/auth';
 import { TestCluster } from '../support/cluster.js';
@@ -10,6 +9,7 @@ import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { parsePrometheusText, type PromSample } from '../support/prometheus-text.js';
 import { freePort, startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { call } from '../support/test-app.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 jest.setTimeout(300_000);
 
@@ -83,7 +83,7 @@ describe('logs, metrics and traces of a running service', () => {
     expect((await call(proc.url, 'POST', '/api/v1/agents', body, auth)).status).toBe(409);
     expect((await call(proc.url, 'GET', `/api/v1/agents/${ns}/${name}/status`, undefined, { ...auth, traceparent: status.header })).status).toBe(200);
 
-    const client = new Client({ name: 'telemetry-e2e', version: '1.0.0' });
+    const client = mcpClient('telemetry-e2e');
     const transport = new StreamableHTTPClientTransport(new URL(`${proc.url}/mcp`), { requestInit: { headers: auth } });
     await client.connect(transport);
     const answer = await client.callTool({ name: 'get_agent', arguments: { namespace: ns, name }, _meta: { traceparent: tool.header } });

@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TestCluster } from '../support/cluster.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { call, freshDatabaseUrl, type FreshDatabase } from '../support/test-app.js';
+import { mcpClient } from '../support/mcp-client.js';
 
 jest.setTimeout(600_000);
 
@@ -124,7 +124,7 @@ describe('fleet rollouts', () => {
   });
 
   it('over MCP, with wait: true, tells each agent as it settles and answers the finished rollout', async () => {
-    const client = new Client({ name: 'rollout-test', version: '1.0.0' });
+    const client = mcpClient('rollout-test');
     await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?toolsets=fleet`)));
     const told: string[] = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void told.push(String(n.params.data)));
