@@ -8,6 +8,7 @@ export type { LogFormat, LogLevel } from './app-config.js';
 export { PROJECT_PACKAGE, PROJECT_ROOT } from './project-root.js';
 export { comparableSubject, RESERVED_SUBJECT_PREFIXES, RESERVED_SUBJECTS, reservedSubjectPart } from './reserved-subjects.js';
 export { Caller } from './caller.js';
+export { PeriodicSweep } from './periodic-sweep.js';
 export { OperationContexts } from './operation-context.js';
 export type { CallFacts, Door, KubeIdentity, NewOperationContext, OperationContext } from './operation-context.js';
 export {

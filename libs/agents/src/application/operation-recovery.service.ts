@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AppConfig, AppError, OperationContexts } from '@app/common';
+import { AppConfig, AppError, OperationContexts, PeriodicSweep } from '@app/common';
 import { ChartSources, HelmClient } from '@app/helm';
 import { Tracing } from '@app/telemetry';
 import { AgentsRepository } from '../persistence/agents.repository.js';
@@ -25,10 +25,11 @@ export type Resolution = 'landed' | 'did-not-land' | { undecided: string; heldPe
 @Injectable()
 export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(OperationRecovery.name);
-  private timer?: NodeJS.Timeout;
-  private sweeping?: Promise<void>;
+  private readonly sweeps = new PeriodicSweep(
+    () => this.resolvePending(),
+    (error) => this.logger.warn(`the recovery sweep failed, the next one tries again: ${error.message}`),
+  );
   private resolving?: Promise<void>;
-  private closed = false;
 
   constructor(
     private readonly config: AppConfig,
@@ -46,25 +47,17 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
    */
   onApplicationBootstrap(): void {
     if (!this.config.backgroundWork) return;
-    void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), this.config.LEASE_TTL_SECONDS * 1000);
-    this.timer.unref();
+    this.sweeps.start(this.config.LEASE_TTL_SECONDS * 1000, { now: true });
   }
 
   /** Waits for the operation being resolved, not for the rest of the sweep: it stops between operations. */
   async onModuleDestroy(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    await this.sweeping;
+    await this.sweeps.stop();
   }
 
   /** Resolves every pending operation whose replica is gone (no live lease holds it). */
   sweep(): Promise<void> {
-    // Never rejects: it runs from a timer, where a rejection nobody handles would end the process.
-    this.sweeping ??= this.resolvePending()
-      .catch((error: unknown) => this.logger.warn(`the recovery sweep failed, the next one tries again: ${(error as Error).message}`))
-      .finally(() => (this.sweeping = undefined));
-    return this.sweeping;
+    return this.sweeps.run();
   }
 
   /** Resolves the pending operations no live lease holds, without the follow-ups (one pass at a time). */
@@ -93,7 +86,7 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
       return;
     }
     for (const seen of pending) {
-      if (this.closed) return; // the next sweep, here or on another replica, takes the rest
+      if (this.sweeps.stopped) return; // the next sweep, here or on another replica, takes the rest
       // One operation the store fails on (a read, or closing it failed) stays pending for the next sweep; the others go on.
       await this.sweepOne(seen).catch((error: unknown) => {
         this.logger.warn(`operation ${seen.id} (${seen.kind} ${seen.namespace}/${seen.name}) stays pending, the next sweep tries again: ${(error as Error).message}`);

@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
+import { AppConfig, AppError, Caller, OperationContexts, PeriodicSweep } from '@app/common';
 import { UncertainWrite } from '../runner/uncertain-write.js';
 import { auditOf, type CallerAccess } from '@app/doors';
 import { McpHttpSessions, type McpNotice } from '@app/mcp';
@@ -19,9 +19,10 @@ import { ChangesRepository, type ChangeRecord } from './changes.repository.js';
 @Injectable()
 export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Changes');
-  private timer?: NodeJS.Timeout;
-  private sweeping?: Promise<void>;
-  private closed = false;
+  private readonly sweeps = new PeriodicSweep(
+    () => this.sweepOnce(),
+    (error) => this.logger.warn(`the changes sweep failed, the next one tries again: ${error.message}`),
+  );
 
   constructor(
     private readonly changes: ChangesRepository,
@@ -38,15 +39,12 @@ export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
    */
   onApplicationBootstrap(): void {
     if (!this.config.backgroundWork) return;
-    this.timer = setInterval(() => void this.sweep(), this.staleMs);
-    this.timer.unref();
+    this.sweeps.start(this.staleMs);
   }
 
   /** Waits for the change being finished; the rest waits for the next sweep, here or on another replica. */
   async onModuleDestroy(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    await this.sweeping;
+    await this.sweeps.stop();
   }
 
   /**
@@ -56,16 +54,13 @@ export class ChangesService implements OnApplicationBootstrap, OnModuleDestroy {
    * pending one past its expiry is expired. One pass at a time; never rejects (it runs from a timer).
    */
   sweep(): Promise<void> {
-    this.sweeping ??= this.sweepOnce()
-      .catch((error: unknown) => this.logger.warn(`the changes sweep failed, the next one tries again: ${(error as Error).message}`))
-      .finally(() => (this.sweeping = undefined));
-    return this.sweeping;
+    return this.sweeps.run();
   }
 
   private async sweepOnce(): Promise<void> {
     const now = await this.changes.now();
     for (const change of await this.changes.unsettled(new Date(now.getTime() - this.staleMs), now, SWEEP_BATCH)) {
-      if (this.closed) return;
+      if (this.sweeps.stopped) return;
       await this.expired(change).catch((error: unknown) => {
         this.logger.warn(`change ${change.id} (${change.state}) stays as it is, the next sweep tries again: ${(error as Error).message}`);
       });
