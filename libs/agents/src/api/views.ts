@@ -1,6 +1,6 @@
 import type { ErrorDetail } from '@app/common';
 import type { AgentDto, OperationDto, RevisionDto } from './responses.dto.js';
-import type { AgentRecord, OperationSummary, RevisionRecord } from '../persistence/records.js';
+import type { AgentRecord, AgentWithLastOperation, OperationSummary, RevisionRecord } from '../persistence/records.js';
 
 /** The answer shapes of docs/contract.md §3, from store records: the one place records become DTOs. */
 export function agentView(record: AgentRecord, last: OperationSummary | null): AgentDto {
@@ -24,6 +24,11 @@ export function agentView(record: AgentRecord, last: OperationSummary | null): A
     lastOperation: last ? operationView(last) : null,
     blueprint: record.origin ? { ...record.origin } : null,
   };
+}
+
+/** An agent read with its last operation (no second read), as answers show it. */
+export function recordView(record: AgentWithLastOperation): AgentDto {
+  return agentView(record, record.lastOperation);
 }
 
 export function operationView(op: OperationSummary): OperationDto {

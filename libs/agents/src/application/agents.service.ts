@@ -32,14 +32,14 @@ import { decodeOperationCursor, encodeOperationCursor, operationView, shownTo, t
 import { forCaller } from '@app/doors';
 import { ManifestReader } from '../cluster/manifest-reader.js';
 import { WriteRunner } from '../runner/write-runner.js';
-import { createAgent, nameTaken } from '../use-cases/create-agent.js';
+import { createAgent } from '../use-cases/create-agent.js';
+import { nameTaken } from '../use-cases/checks.js';
 import { deleteAgent } from '../use-cases/delete-agent.js';
 import { rollbackAgent } from '../use-cases/rollback-agent.js';
 import { updateAgent } from '../use-cases/update-agent.js';
 import { WATCHED_FLEET, type WatchedFleet } from '../reconcile/watched-fleet.js';
 import { PresetSource } from '../presets/preset-source.js';
 import { ModelConfigCheck, type ModelConfigVerdict } from '../model-configs/model-config-check.js';
-import type { PlanTools } from '../runner/write-plan.js';
 
 /**
  * Every agent operation, once. The REST controller and the MCP tools are thin doors onto these
@@ -136,7 +136,7 @@ export class AgentsService {
       {
         operation: 'create_agent', ...ref, input: { ...input }, origin: origin && { ...origin },
         dryRun: async () => {
-          const answer = withWarnings(await this.runner.run(caller, (tools) => createAgent(this.checking(tools), { ...input, dryRun: true }, origin)), warnings);
+          const answer = withWarnings(await this.runner.run(caller, createAgent({ ...input, dryRun: true }, origin)), warnings);
           return { answer, plannedVersion: null, before: null, after: answer.values, warnings: answer.warnings };
         },
         render: (values) => this.render(ref, values),
@@ -144,7 +144,7 @@ export class AgentsService {
       input.dryRun,
     );
     if (proposed) return proposed;
-    return withWarnings(await this.runner.run(caller, (tools) => createAgent(this.checking(tools), input, origin)), warnings);
+    return withWarnings(await this.runner.run(caller, createAgent(input, origin)), warnings);
   }
 
   /** `origin`: an upgrade of a blueprint's holder to another of its versions. */
@@ -156,7 +156,7 @@ export class AgentsService {
       {
         operation: 'update_agent', ...ref, input: { ...input }, origin: origin && { ...origin },
         dryRun: async () => {
-          const answer = withWarnings(await this.runner.run(caller, (tools) => updateAgent(this.checking(tools), ref, { ...input, dryRun: true }, origin), { chart }), warnings);
+          const answer = withWarnings(await this.runner.run(caller, updateAgent(ref, { ...input, dryRun: true }, origin), { chart }), warnings);
           return { answer, plannedVersion: answer.agent.version, before: answer.before, after: answer.after, warnings: answer.warnings };
         },
         render: (values) => this.render(ref, values, chart),
@@ -164,7 +164,7 @@ export class AgentsService {
       input.dryRun,
     );
     if (proposed) return proposed;
-    return withWarnings(await this.runner.run(caller, (tools) => updateAgent(this.checking(tools), ref, input, origin), { chart }), warnings);
+    return withWarnings(await this.runner.run(caller, updateAgent(ref, input, origin), { chart }), warnings);
   }
 
   /** The manifests `values` render to with the chart a write would use ('' for none): a proposal's diff. */
@@ -197,25 +197,20 @@ export class AgentsService {
     return warnings;
   }
 
-  /** The plan tools with the modelConfig check, for the writes that set a modelConfig. */
-  private checking(tools: PlanTools): PlanTools {
-    return this.modelConfigs ? { ...tools, modelConfigs: this.modelConfigs } : tools;
-  }
-
   async delete(caller: Caller, ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
     const proposed = await this.changes?.propose<DeleteResultDto>(
       caller,
       {
         operation: 'delete_agent', ...ref, input: { ...input },
         dryRun: async () => {
-          const answer = await this.runner.run(caller, (tools) => deleteAgent(tools, ref, { ...input, dryRun: true }));
+          const answer = await this.runner.run(caller, deleteAgent(ref, { ...input, dryRun: true }));
           return { answer, plannedVersion: answer.deleted.version, before: answer.deleted.values, after: null, warnings: [] };
         },
         render: (values) => this.render(ref, values),
       },
       input.dryRun,
     );
-    return proposed ?? this.runner.run(caller, (tools) => deleteAgent(tools, ref, input));
+    return proposed ?? this.runner.run(caller, deleteAgent(ref, input));
   }
 
   async rollback(caller: Caller, ref: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
@@ -225,14 +220,14 @@ export class AgentsService {
       {
         operation: 'rollback_agent', ...ref, input: { ...input },
         dryRun: async () => {
-          const answer = await this.runner.run(caller, (tools) => rollbackAgent(tools, ref, { ...input, dryRun: true }), { chart });
+          const answer = await this.runner.run(caller, rollbackAgent(ref, { ...input, dryRun: true }), { chart });
           return { answer, plannedVersion: answer.agent.version, before: answer.before, after: answer.after, warnings: [] };
         },
         render: (values) => this.render(ref, values, chart),
       },
       input.dryRun,
     );
-    return proposed ?? this.runner.run(caller, (tools) => rollbackAgent(tools, ref, input), { chart });
+    return proposed ?? this.runner.run(caller, rollbackAgent(ref, input), { chart });
   }
 
   /** Every violation of a create or update, plus what helm would render; never writes. */

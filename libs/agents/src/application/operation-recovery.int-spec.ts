@@ -10,8 +10,9 @@ import { writeParts } from '../../../../test/support/write-parts.js';
 import type { OperationRecord } from '../persistence/records.js';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import { toChartValues, type AgentSpec } from '../domain/agent-spec.js';
-import type { CreateAgentDto } from '../api/requests.dto.js';
+import type { CreateAgentDto, UpdateAgentDto } from '../api/requests.dto.js';
 import { createAgent } from '../use-cases/create-agent.js';
+import { updateAgent } from '../use-cases/update-agent.js';
 import type { WriteRunner } from '../runner/write-runner.js';
 import { OperationRecovery } from './operation-recovery.service.js';
 
@@ -23,6 +24,7 @@ import { OperationRecovery } from './operation-recovery.service.js';
 class FlakyRepository extends AgentsRepository {
   failReads = 0;
   failCreates = 0;
+  failChanges = 0;
 
   /** A FAKE store failure of a create's record, after helm installed it: the operation stays pending. */
   override async recordCreate(...args: Parameters<AgentsRepository['recordCreate']>): ReturnType<AgentsRepository['recordCreate']> {
@@ -31,6 +33,15 @@ class FlakyRepository extends AgentsRepository {
       throw new Error('SQLITE_IOERR: disk I/O error (a FAKE store failure)');
     }
     return super.recordCreate(...args);
+  }
+
+  /** A FAKE store failure of an update's record, after helm upgraded the release: the operation stays pending. */
+  override async recordChange(...args: Parameters<AgentsRepository['recordChange']>): ReturnType<AgentsRepository['recordChange']> {
+    if (this.failChanges > 0) {
+      this.failChanges--;
+      throw new Error('SQLITE_IOERR: disk I/O error (a FAKE store failure)');
+    }
+    return super.recordChange(...args);
   }
 
   override async operation(id: string): Promise<OperationRecord | null> {
@@ -116,7 +127,7 @@ describe(OperationRecovery.name, () => {
     const bundled = charts.bundled();
     repository.failCreates = 1;
     const input = { namespace: 'ns', name: 'stand-in', modelConfig: 'm', toolset: ['preset:read-only'] } as CreateAgentDto;
-    await expect(runner.run({ actor: 'alice', door: 'rest', requestId: 'create stand-in' }, (tools) => createAgent(tools, input))).rejects.toThrow(/recording it in the store failed/);
+    await expect(runner.run({ actor: 'alice', door: 'rest', requestId: 'create stand-in' }, createAgent(input))).rejects.toThrow(/recording it in the store failed/);
     charts.reachable = true;
 
     await recovery.sweep();
@@ -131,5 +142,20 @@ describe(OperationRecovery.name, () => {
     await recovery.sweep();
     expect((await repository.operation(id))?.state).toBe('succeeded');
     expect(await repository.findActive('ns', 'journaled-before')).toMatchObject({ chartRef: charts.bundled().source, chart: { version: charts.bundled().chartVersion } });
+  });
+
+  it('records an update that landed with the chart it upgraded to, as the live update would have (the bundled one standing in), not the agent\'s old chart', async () => {
+    const alice = { actor: 'alice', door: 'rest' as const, requestId: 'moved' };
+    charts.reachable = true;
+    await runner.run(alice, createAgent({ namespace: 'ns', name: 'moved', modelConfig: 'm', toolset: ['preset:read-only'] } as CreateAgentDto));
+    expect(await repository.findActive('ns', 'moved')).toMatchObject({ chartRef: 'oci://registry.example.invalid/charts/agent', chart: { version: '0.6.0' } });
+    charts.reachable = false;
+    const bundled = charts.bundled();
+    repository.failChanges = 1;
+    await expect(runner.run(alice, updateAgent({ namespace: 'ns', name: 'moved' }, { description: 'on the stand-in' } as UpdateAgentDto))).rejects.toThrow(/recording it in the store failed/);
+    charts.reachable = true;
+
+    await recovery.sweep();
+    expect(await repository.findActive('ns', 'moved')).toMatchObject({ revision: 2, values: { description: 'on the stand-in' }, chartRef: bundled.source, chart: { version: bundled.chartVersion } });
   });
 });

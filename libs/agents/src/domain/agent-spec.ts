@@ -47,6 +47,12 @@ export function specOf(values: ChartValues): AgentSpec {
   return spec;
 }
 
+/** A create's declared spec (the DTO's spec fields) and the chart values it writes, in one step. */
+export function specAndValues(input: AgentSpec): { spec: AgentSpec; values: ChartValues } {
+  const spec = pickSpec(input) as AgentSpec;
+  return { spec, values: toChartValues(spec) };
+}
+
 /** The spec fields present in a DTO (create, update or validate), nothing else. */
 export function pickSpec(input: Partial<AgentSpec>): Partial<AgentSpec> {
   const spec: Partial<AgentSpec> = {};

@@ -21,7 +21,7 @@ export interface ModelConfigVerdict {
   warning?: ErrorDetail;
 }
 
-/** The check as plans use it (PlanTools.modelConfigs): warnings to answer with, or a 400. */
+/** The check as the write runner makes it for a plan naming a modelConfig: warnings to answer with, or a 400. */
 export interface ModelConfigGate {
   /** Refuses (400, field modelConfig) a name the namespace has no ModelConfig of; the warnings say what could not be checked. */
   check(namespace: string, modelConfig: string): Promise<ErrorDetail[]>;

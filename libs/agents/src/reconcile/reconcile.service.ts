@@ -102,7 +102,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async adoptAsService(caller: Caller, ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): Promise<AdoptResult> {
-    const result = await this.runner.run(caller, (tools) => adoptAgent(tools, this.releases, ref, listed));
+    const result = await this.runner.run(caller, adoptAgent(this.releases, ref, listed));
     if (!result.dryRun) this.logger.log(`adopted ${ref.namespace}/${ref.name} with ${result.revisions.length} revision(s) from helm`);
     return result;
   }
@@ -146,7 +146,7 @@ export class Reconciler implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async oneUncounted(reconciler: Caller, ref: ReleaseRef, dryRun: boolean): Promise<ReconcileItem> {
     try {
-      const item = await this.runner.run(reconciler, (tools) => reconcileAgent(tools, this.parts, ref, dryRun));
+      const item = await this.runner.run(reconciler, reconcileAgent(this.parts, ref, dryRun));
       if (item.done) this.logger.warn(`reconciled ${ref.namespace}/${ref.name}: ${item.detail}`);
       return item;
     } catch (error) {

@@ -349,7 +349,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       const step = await asCaller(caller, async () => {
         const switchMajor = await this.majorSwitch(agent, target);
-        return this.runner.run(caller, (tools) => moveToChart(tools, ref, { target, expectedVersion: agent.plannedVersion, requestId: `${rollout.id}-move-${agent.position}`, rollout: rollout.id, switchMajor }));
+        return this.runner.run(caller, moveToChart(ref, { target, expectedVersion: agent.plannedVersion, requestId: `${rollout.id}-move-${agent.position}`, rollout: rollout.id, switchMajor }));
       });
       await this.rollouts.settleAgent(rollout.id, agent.position, {
         state: step.changed ? 'upgraded' : 'unchanged',
@@ -377,9 +377,7 @@ export class FleetRollouts implements OnApplicationBootstrap, OnModuleDestroy {
       if (!revision || !from.ref) throw new AppError('backend_error', `its revision ${agent.fromRevision} before the rollout is not in the store`);
       const chart = await this.charts.resolve(from.ref, from.version ?? undefined);
       const step = await asCaller(caller, () =>
-        this.runner.run(caller, (tools) =>
-          returnFromChart(tools, ref, { chart, values: revision.values, revision: agent.fromRevision, requestId: `${rollout.id}-return-${agent.position}`, rollout: rollout.id }),
-        ),
+        this.runner.run(caller, returnFromChart(ref, { chart, values: revision.values, revision: agent.fromRevision, requestId: `${rollout.id}-return-${agent.position}`, rollout: rollout.id })),
       );
       // helm 3's three-way merge takes a kept object back without the annotation's removal: said here, or a later uninstall would leave the Agent behind.
       await OperationContexts.asService(() => this.kube.patchObject(KAGENT_KINDS.agent, agent.namespace, agent.name, { metadata: { annotations: { [KEEP_ANNOTATION]: null } } }));

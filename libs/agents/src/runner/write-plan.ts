@@ -1,10 +1,9 @@
 import type { Caller } from '@app/common';
 import type { ChartSource, HelmClient } from '@app/helm';
-import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../persistence/records.js';
-import type { AgentDto } from '../api/responses.dto.js';
-import type { ChartValues, OperationIntent, OperationKind } from '../domain/agent-spec.js';
+import type { AgentRecord, AgentWithLastOperation, OperationRecord, RevisionKind, RevisionRecord } from '../persistence/records.js';
+import type { AgentDto, ProblemDto } from '../api/responses.dto.js';
+import type { AgentOrigin, AgentSpec, ChartValues, OperationIntent, OperationKind } from '../domain/agent-spec.js';
 import type { LockMode } from './agent-lock.js';
-import type { ModelConfigGate } from '../model-configs/model-config-check.js';
 import type { AgentWriteStore } from './ports.js';
 
 /** What the state change of a plan left behind (for most, what its one helm call did, as helm reported it). */
@@ -29,21 +28,29 @@ export interface Landed {
   manifests: string;
 }
 
-/** What a plan may use: the store, helm, the chart every write uses, and who asks. */
+/** The chart a write installs or upgrades to, with what the record names of it when it was resolved (chart-identity.ts). */
+export type WriteChart = ChartSource & { source?: string; name?: string; chartVersion?: string | null };
+
+/** What a plan's own steps may use: the store and helm to read, the chart of this run, who asks, and how answers show an agent. */
 export interface PlanTools {
   repository: AgentWriteStore;
   helm: HelmClient;
-  /**
-   * The chart writes install or upgrade to (ChartSources.configured, or a rollout's target); `source`,
-   * `name` and `chartVersion` when it was resolved: what the record names (chart-identity.ts).
-   */
-  chart: ChartSource & { source?: string; name?: string; chartVersion?: string | null };
+  /** The chart writes install or upgrade to (ChartSources.configured, or a rollout's target). */
+  chart: WriteChart;
   /** Who asks: its actor is recorded in the journal and the revisions. */
   caller: Caller;
   /** The agent as answers show it, with the last operation it was read with (no second read). */
   view(record: AgentWithLastOperation): AgentDto;
-  /** Checks a modelConfig against the namespace's ModelConfigs (create and update; absent: not checked). */
-  modelConfigs?: ModelConfigGate;
+}
+
+/** What the runner found before the plan decides: read under the agent's lock for a real run. */
+export interface Found {
+  /** The active agent, when the plan `expects` one (else null). */
+  agent: AgentWithLastOperation | null;
+  /** What the modelConfig check could not check (a missing ModelConfig is refused before). */
+  modelWarnings: ProblemDto[];
+  /** Operations an interrupted run left pending that a rollback was asked to free (freeStuckRelease). */
+  stuck: OperationRecord[];
 }
 
 /** What the journal records before the state change runs, for recovery after a crash. */
@@ -60,12 +67,49 @@ export interface JournalEntry {
 }
 
 /**
- * One state change's own rules; the order they run in is the runner's (write-runner.ts), for every
- * state change: a caller's create, update, delete and rollback, an adoption, a reconcile action.
- * `check` reads the store (and, for some, helm): under the agent's lock for a real run, where another
- * replica's write counts, and without it for a dry run.
+ * The state change itself, as data the runner carries out (one helm call for most). `chart` absent:
+ * the chart of this run (PlanTools.chart).
  */
-export interface WritePlan<Checked, Answer, Recorded = AgentWithLastOperation> {
+export type Change =
+  | { install: { values: ChartValues } }
+  /** `helm upgrade --install`; `first`: an upgrade run before it (a move across chart majors marks the old object to be kept). */
+  | { upgrade: { values: ChartValues; chart?: ChartSource; first?: { chart: ChartSource; values: ChartValues } } }
+  | { uninstall: true }
+  /** No helm run: what stands already (an adoption, a blueprint move that keeps the values). */
+  | { none: Applied }
+  /** A change no data shape describes: freeing a release helm holds pending-*, a reconcile action. */
+  | { run(operationId: string): Promise<Applied> };
+
+/**
+ * What is recorded once the change landed, as data; the runner adds what helm applied (its
+ * revision and values, `values` when helm reports none), the actor and the operation, and closes
+ * the operation as succeeded in the same transaction. `chart` absent: the chart the change applied.
+ */
+export type RecordOf =
+  | { create: { spec: AgentSpec; values: ChartValues; chart?: WriteChart; origin?: AgentOrigin } }
+  | { change: { agent: AgentRecord; spec: AgentSpec; values: ChartValues; kind: RevisionKind; rolledBackTo?: number; chart?: { ref: string; version?: string }; origin?: AgentOrigin } }
+  | { delete: { agent: AgentRecord } }
+  /** The agent moved to another version of its blueprint, its values the same: no revision. */
+  | { originMove: { agent: AgentRecord; origin: AgentOrigin } }
+  /** A record no data shape describes (an adoption's history, a reconcile action's outcome). */
+  | { run(applied: Applied, operationId: string): Promise<unknown> };
+
+/** A write a plan decided: what to journal, the change, what to record. */
+export interface Write {
+  journal: JournalEntry;
+  change: Change;
+  record: RecordOf;
+}
+
+/**
+ * One state change's own rules, as data where it can be; the order they run in is the runner's
+ * (write-runner.ts), for every state change: a caller's create, update, delete and rollback, an
+ * adoption, a reconcile action, a rollout's move. The runner reads what `expects` asks (under the
+ * agent's lock for a real run, where another replica's write counts; without it for a dry run),
+ * checks `modelConfig`, takes the plan's `write` (or asks `decide` for it, from what it found),
+ * journals it, carries out its change, records it and composes the answer.
+ */
+export interface WritePlan<Decided extends Write, Answer> {
   kind: OperationKind;
   /** The operation as the policy and the audit columns name it (default `<kind>_agent`). */
   operation?: string;
@@ -82,25 +126,29 @@ export interface WritePlan<Checked, Answer, Recorded = AgentWithLastOperation> {
    * action does not: its pass resolved what could be, and it decides about the rest itself.
    */
   settle?: boolean;
-  check(): Promise<Checked>;
-  /** An answer when the run would change nothing: then nothing is journaled and no helm runs. */
-  unchanged?(checked: Checked): Promise<Answer | undefined>;
-  /** The dry run's answer: what the run would do, from the checked state; writes nothing. */
-  preview(checked: Checked): Promise<Answer>;
-  /** What the journal records before the change runs. */
-  journal(checked: Checked): JournalEntry;
-  /** The state change itself (for most, one helm call). `stuck` holds interrupted operations a rollback was asked to free. */
-  apply(checked: Checked, stuck: OperationRecord[], operationId: string): Promise<Applied>;
   /**
-   * Records what was applied, closing the operation as succeeded in the same transaction; for a
-   * caller's write it returns the agent as recorded with that operation as its last (no second read
-   * for the answer).
+   * What the store must hold of the agent, checked by the runner: `absent`, no active agent of the
+   * name (a create; else 409 naming update); `present`, the active agent (404), at `expectedVersion`
+   * when given (412). Absent: the plan reads what it needs in `decide`.
    */
-  record(checked: Checked, applied: Applied, operationId: string): Promise<Recorded>;
+  expects?: 'absent' | { present: true; expectedVersion?: number };
+  /**
+   * The ModelConfig the write moves the agent to, checked against the namespace's ModelConfigs when it
+   * is not the agent's own already (a missing one is refused 400; what could not be checked is warned).
+   */
+  modelConfig?: string;
+  /** The write, when it is known before anything is read (a create). */
+  write?: Decided;
+  /** The write decided from what was found (an update's values from the agent's), with its own checks; a refusal is thrown. */
+  decide?(found: Found, tools: PlanTools): Promise<Decided>;
+  /** An answer when the run would change nothing: then nothing is journaled and no helm runs. */
+  unchanged?(decided: Decided, found: Found, tools: PlanTools): Promise<Answer | undefined>;
+  /** The dry run's answer: what the run would do; writes nothing. */
+  preview(decided: Decided, found: Found, tools: PlanTools): Promise<Answer>;
   /** Runs after the outcome is recorded, still holding the agent (a reconcile action hands on what it recovered). */
-  after?(checked: Checked, operationId: string): Promise<void>;
-  /** The answer, from the checked state, what was applied and what `record` returned; composed after the record transaction returned. */
-  answer(checked: Checked, applied: Applied, recorded: Recorded): Promise<Answer>;
+  after?(decided: Decided, operationId: string, tools: PlanTools): Promise<void>;
+  /** The answer, from the decision, what was applied and what was recorded; composed after the record transaction returned. */
+  answer(decided: Decided, applied: Applied, recorded: AgentWithLastOperation, found: Found, tools: PlanTools): Promise<Answer>;
   /**
    * The answer re-derived from what an earlier run of the same request recorded, for a retry
    * when that run could not answer (its replica died, or the store failed while recording).
@@ -114,5 +162,5 @@ export interface WritePlan<Checked, Answer, Recorded = AgentWithLastOperation> {
   /** Only a rollback asks to free a release helm holds pending-* from an interrupted run. */
   freeStuckRelease?: boolean;
   /** A root span around the change when it acts (a reconcile action), named and described by it. */
-  trace?(checked: Checked): { name: string; attributes: Record<string, string> };
+  trace?(decided: Decided): { name: string; attributes: Record<string, string> };
 }

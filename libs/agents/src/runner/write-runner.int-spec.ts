@@ -51,9 +51,9 @@ describe(WriteRunner.name, () => {
 
   const caller = (actor: string): Caller => ({ actor, door: 'rest', requestId: `request of ${actor}` });
   const create = (name: string, extra: object = {}) =>
-    runner.run(caller('alice'), (tools) => createAgent(tools, parseInput(CreateAgentDto, { name, namespace: 'ns', modelConfig: 'm', toolset: ['preset:read-only'], ...extra })));
+    runner.run(caller('alice'), createAgent(parseInput(CreateAgentDto, { name, namespace: 'ns', modelConfig: 'm', toolset: ['preset:read-only'], ...extra })));
   const update = (name: string, body: object, actor = 'bob') =>
-    runner.run(caller(actor), (tools) => updateAgent(tools, { namespace: 'ns', name }, parseInput(UpdateAgentDto, body)));
+    runner.run(caller(actor), updateAgent({ namespace: 'ns', name }, parseInput(UpdateAgentDto, body)));
   const refusal = (promise: Promise<unknown>) => promise.then(() => 'no refusal', (error: AppError) => error.code);
   const callsFor = (name: string) => helm.calls.filter((call) => call.endsWith(` ${name}`));
 
@@ -146,7 +146,7 @@ describe(WriteRunner.name, () => {
       await create('back');
       await update('back', { description: 'v2' });
       helm.calls.length = 0;
-      const answer = await runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'back' }, parseInput(RollbackAgentDto, { revision: 1 })));
+      const answer = await runner.run(caller('carol'), rollbackAgent({ namespace: 'ns', name: 'back' }, parseInput(RollbackAgentDto, { revision: 1 })));
       expect(callsFor('back')).toEqual(['upgrade back']);
       expect(answer).toMatchObject({ rolledBackTo: 1, after: { description: '' }, agent: { revision: 3, updatedBy: 'carol' } });
     });
@@ -165,7 +165,7 @@ describe(WriteRunner.name, () => {
       helm.calls.length = 0;
       repository.failNextFail = true;
       const rollback = () =>
-        runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'stuck' }, parseInput(RollbackAgentDto, { revision: 2, freeStuckRelease: true, requestId: 'free-stuck-1' })));
+        runner.run(caller('carol'), rollbackAgent({ namespace: 'ns', name: 'stuck' }, parseInput(RollbackAgentDto, { revision: 2, freeStuckRelease: true, requestId: 'free-stuck-1' })));
       const answer = await rollback();
       expect(answer).toMatchObject({ dryRun: false, rolledBackTo: 2, agent: { revision: 3, version: created.agent!.version + 2 } });
       expect(callsFor('stuck').filter((call) => call.startsWith('rollback'))).toHaveLength(1);
@@ -178,11 +178,11 @@ describe(WriteRunner.name, () => {
       await create('chart-back');
       await update('chart-back', { description: 'v2' });
       helm.calls.length = 0;
-      const dry = await runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true })));
+      const dry = await runner.run(caller('carol'), rollbackAgent({ namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true })));
       expect(dry).toMatchObject({ dryRun: true, rolledBackTo: 1 });
       expect(callsFor('chart-back')).toEqual(['template chart-back']);
       await store.client.agent.updateMany({ where: { name: 'chart-back' }, data: { chartRef: 'charts/an-older-agent-chart', chartName: 'an-older-agent-chart' } });
-      await runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1 })));
+      await runner.run(caller('carol'), rollbackAgent({ namespace: 'ns', name: 'chart-back' }, parseInput(RollbackAgentDto, { revision: 1 })));
       expect((await store.client.agent.findFirst({ where: { name: 'chart-back', state: 'active' } }))?.chartRef).toBe(config.agentChart.ref);
       expect((await repository.findActive('ns', 'chart-back'))?.chart.name).toBe('agent');
     });
@@ -198,9 +198,9 @@ describe(WriteRunner.name, () => {
       helm.hold({ namespace: 'ns', name: 'held' }, 'pending-upgrade', values);
       expect(await refusal(update('held', { description: 'real' }))).toBe('conflict');
       expect(await refusal(update('held', { description: 'dry', dryRun: true }))).toBe('conflict');
-      const dryRollback = runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true })));
+      const dryRollback = runner.run(caller('carol'), rollbackAgent({ namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true })));
       expect(await refusal(dryRollback)).toBe('conflict');
-      const freeing = runner.run(caller('carol'), (tools) => rollbackAgent(tools, { namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true, freeStuckRelease: true })));
+      const freeing = runner.run(caller('carol'), rollbackAgent({ namespace: 'ns', name: 'held' }, parseInput(RollbackAgentDto, { revision: 1, dryRun: true, freeStuckRelease: true })));
       await expect(freeing).resolves.toMatchObject({ dryRun: true, rolledBackTo: 1 });
       expect((await repository.operation('op-held-by-a-dead-replica'))?.state).toBe('pending');
     });
@@ -209,7 +209,7 @@ describe(WriteRunner.name, () => {
       await create('again');
       for (const description of ['v2', 'v3', 'v4']) await update('again', { description });
       const old = (await repository.findActive('ns', 'again'))!;
-      await runner.run(caller('dave'), (tools) => deleteAgent(tools, { namespace: 'ns', name: 'again' }, parseInput(DeleteAgentDto, {})));
+      await runner.run(caller('dave'), deleteAgent({ namespace: 'ns', name: 'again' }, parseInput(DeleteAgentDto, {})));
       const renewed = await create('again');
       expect(renewed.agent!.version).toBeGreaterThan(old.version);
       expect(await refusal(update('again', { description: 'with the old ETag', expectedVersion: old.version }))).toBe('precondition_failed');
@@ -218,7 +218,7 @@ describe(WriteRunner.name, () => {
     it('deletes with one helm uninstall and keeps the record as deleted', async () => {
       await create('gone');
       helm.calls.length = 0;
-      const answer = await runner.run(caller('dave'), (tools) => deleteAgent(tools, { namespace: 'ns', name: 'gone' }, parseInput(DeleteAgentDto, {})));
+      const answer = await runner.run(caller('dave'), deleteAgent({ namespace: 'ns', name: 'gone' }, parseInput(DeleteAgentDto, {})));
       expect(callsFor('gone')).toEqual(['uninstall gone']);
       expect(answer).toMatchObject({ releaseRemoved: true, deleted: { state: 'deleted', updatedBy: 'dave' } });
       expect(await repository.findActive('ns', 'gone')).toBeNull();

@@ -79,20 +79,20 @@ function parts() {
 type Parts = ReturnType<typeof parts>;
 
 const create = (w: Parts, name: string, extra: object = {}, origin?: AgentOrigin, actor = 'alice') =>
-  w.runner.run(caller(actor), (tools) => createAgent(tools, parseInput(CreateAgentDto, { ...SPEC, namespace: NS, name, ...extra }), origin));
+  w.runner.run(caller(actor), createAgent(parseInput(CreateAgentDto, { ...SPEC, namespace: NS, name, ...extra }), origin));
 const update = (w: Parts, name: string, body: object, origin?: AgentOrigin) =>
-  w.runner.run(caller('bob'), (tools) => updateAgent(tools, ref(name), parseInput(UpdateAgentDto, body), origin));
-const remove = (w: Parts, name: string, body: object = {}) => w.runner.run(caller('dave'), (tools) => deleteAgent(tools, ref(name), parseInput(DeleteAgentDto, body)));
-const rollback = (w: Parts, name: string, body: object) => w.runner.run(caller('carol'), (tools) => rollbackAgent(tools, ref(name), parseInput(RollbackAgentDto, body)));
+  w.runner.run(caller('bob'), updateAgent(ref(name), parseInput(UpdateAgentDto, body), origin));
+const remove = (w: Parts, name: string, body: object = {}) => w.runner.run(caller('dave'), deleteAgent(ref(name), parseInput(DeleteAgentDto, body)));
+const rollback = (w: Parts, name: string, body: object) => w.runner.run(caller('carol'), rollbackAgent(ref(name), parseInput(RollbackAgentDto, body)));
 /** An adoption of the release `helm list` showed as `listed` (of the agent chart). */
 const adopt = (w: Parts, name: string, listed: Partial<ListedRelease> = {}, dryRun?: boolean) => {
   const seen: ListedRelease = { name, namespace: NS, revision: 1, status: 'deployed', chart: 'agent-0.1.0', ...listed };
-  return w.runner.run(caller('alice'), (tools) => adoptAgent(tools, new HelmReleases(w.helm), { ...ref(name), dryRun }, seen));
+  return w.runner.run(caller('alice'), adoptAgent(new HelmReleases(w.helm), { ...ref(name), dryRun }, seen));
 };
 /** A reconcile action the decision table chose (`decide`), run as the reconciler runs it. */
 const reconcile = (w: Parts, name: string, decide: (w: Parts) => Promise<Decided>, dryRun = false) => {
   const actions = { decide: () => decide(w), supersede: (ops: Parameters<OperationRecovery['supersede']>[0], by: string) => w.recovery.supersede(ops, by) };
-  return w.runner.run({ ...caller('alice'), actor: 'reconciler@replica-a' }, (tools) => reconcileAgent(tools, actions, ref(name), dryRun));
+  return w.runner.run({ ...caller('alice'), actor: 'reconciler@replica-a' }, reconcileAgent(actions, ref(name), dryRun));
 };
 const decided = (action: ReconcileAction) => async (): Promise<Decided> => ({ action, agent: null, intent: null });
 

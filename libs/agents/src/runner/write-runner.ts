@@ -3,11 +3,11 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { AppConfig, AppError, Caller, OperationContexts } from '@app/common';
 import { ChartSources, HelmClient, type ChartSource } from '@app/helm';
 import { Tracing } from '@app/telemetry';
-import { chartValuesOf, type AgentRecord, type OperationRecord } from '../persistence/records.js';
+import { chartValuesOf, type AgentRecord, type AgentWithLastOperation, type OperationRecord } from '../persistence/records.js';
 import { AgentsRepository } from '../persistence/agents.repository.js';
 import type { AgentDto } from '../api/responses.dto.js';
-import type { ChartValues, OperationKind } from '../domain/agent-spec.js';
-import { agentView } from '../api/views.js';
+import { intentChart, type ChartValues, type IntentChart, type OperationKind } from '../domain/agent-spec.js';
+import { agentView, recordView } from '../api/views.js';
 import { auditOf } from '../persistence/journal.records.js';
 import { OperationRecovery } from '../application/operation-recovery.service.js';
 import { AgentLock, type HeldLease, type LockMode } from './agent-lock.js';
@@ -16,9 +16,10 @@ import { IdempotencyGate, type ClaimedKey } from './idempotency-gate.js';
 import type { AgentHolding, AgentWriteStore } from './ports.js';
 import { ShutdownGate } from './shutdown-gate.js';
 import { UncertainWrite } from './uncertain-write.js';
-import type { PlanTools, WritePlan } from './write-plan.js';
+import type { Applied, Change, Found, PlanTools, RecordOf, Write, WritePlan } from './write-plan.js';
 import { ReleaseOwners, type OwnerEvidenceReader } from '../cluster/release-owners.js';
-import { gitopsOwnerOf, ownedWarning, refuseGitopsOwned } from '../use-cases/checks.js';
+import { ModelConfigCheck, type ModelConfigGate } from '../model-configs/model-config-check.js';
+import { gitopsOwnerOf, nameTaken, ownedWarning, refuseGitopsOwned, requireAgent } from '../use-cases/checks.js';
 
 /** What the one helm call of each kind does, as the caller is told before it runs. */
 const HELM_STEP: Record<OperationKind, string> = { create: 'installing', update: 'upgrading', rollback: 'rolling back', delete: 'uninstalling' };
@@ -48,6 +49,8 @@ export class WriteRunner {
     @Optional() private readonly charts?: ChartSources,
     /** Who else manages a release (Flux, Argo CD), read on every write; without it (unit suites without a cluster) not asked. */
     @Optional() @Inject(ReleaseOwners) private readonly owners?: OwnerEvidenceReader,
+    /** Checks a write's modelConfig against the namespace's ModelConfigs; without it (suites without a cluster) not checked. */
+    @Optional() @Inject(ModelConfigCheck) private readonly modelConfigs?: ModelConfigGate,
   ) {}
 
   /**
@@ -60,7 +63,7 @@ export class WriteRunner {
 
   /** What plans work with, for `caller`. */
   private tools(caller: Caller, chart: ChartSource): PlanTools {
-    return { repository: this.repository, helm: this.helm, chart, caller, view: (record) => agentView(record, record.lastOperation) };
+    return { repository: this.repository, helm: this.helm, chart, caller, view: recordView };
   }
 
   /** An agent read without its last operation (an earlier run's, by id) as answers show it. */
@@ -69,35 +72,54 @@ export class WriteRunner {
   }
 
   /**
-   * Runs the state change `plan` builds for `caller` (a use case: use-cases/*.ts). `options.chart`:
-   * the chart the plan installs or upgrades to instead of the configured one (a rollout's target,
-   * from ChartSources.resolve), which the agent's record then names.
+   * Runs the state change `plan` describes (a use case: use-cases/*.ts) for `caller`.
+   * `options.chart`: the chart the plan installs or upgrades to instead of the configured one (a
+   * rollout's target, from ChartSources.resolve), which the agent's record then names.
    */
-  async run<C, A, R>(caller: Caller, plan: (tools: PlanTools) => WritePlan<C, A, R>, options: { chart?: ChartSource } = {}): Promise<A> {
-    const chart = options.chart ?? (await this.chart());
-    return this.runPlan(caller, plan(this.tools(caller, chart)));
+  async run<D extends Write, A>(caller: Caller, plan: WritePlan<D, A>, options: { chart?: ChartSource } = {}): Promise<A> {
+    const tools = this.tools(caller, options.chart ?? (await this.chart()));
+    const key = plan.dryRun ? undefined : plan.idempotencyKey;
+    // Without a key there is nothing to claim or keep: the write runs as asked.
+    if (!key) return plan.dryRun ? this.dryRun(plan, tools) : this.exclusive(plan, tools);
+    const hashed = { op: plan.kind, ref: { namespace: plan.namespace, name: plan.name }, request: plan.request };
+    return this.keys.once(caller, key, hashed, (claimed) => this.exclusive(plan, tools, claimed), {
+      settle: () => this.held(plan, async () => void (await this.recovery.settle(plan.namespace, plan.name))),
+      recorded: (operationId) => this.recorded(plan, operationId),
+      replayed: (answer, sent) => this.stillStands(plan, answer, sent),
+    });
   }
 
-  private runPlan<C, A, R>(caller: Caller, plan: WritePlan<C, A, R>): Promise<A> {
-    const key = plan.dryRun ? undefined : plan.idempotencyKey;
-    const hashed = { op: plan.kind, ref: { namespace: plan.namespace, name: plan.name }, request: plan.request };
-    return this.keys.once(
-      caller,
-      key,
-      hashed,
-      async (claimed) => {
-        if (!plan.dryRun) return this.exclusive(caller, plan, claimed);
-        await this.settledForPreview(plan);
-        const checked = await plan.check();
-        const unchanged = await plan.unchanged?.(checked);
-        return unchanged ?? this.warnedIfOwned(plan, await plan.preview(checked));
-      },
-      {
-        settle: () => this.held(plan, async () => void (await this.recovery.settle(plan.namespace, plan.name))),
-        recorded: (operationId) => this.recorded(plan, operationId),
-        replayed: (answer, sent) => this.stillStands(plan, answer, sent),
-      },
-    );
+  /** A dry run: the checks and the plan's preview, nothing written; what is pending is settled first, as the write would. */
+  private async dryRun<D extends Write, A>(plan: WritePlan<D, A>, tools: PlanTools): Promise<A> {
+    await this.settledForPreview(plan);
+    const found = await this.find(plan, []);
+    const decided = await this.decide(plan, found, tools);
+    const unchanged = await plan.unchanged?.(decided, found, tools);
+    return unchanged ?? this.warnedIfOwned(plan, await plan.preview(decided, found, tools));
+  }
+
+  /**
+   * What the plan `expects` of the store (the name free, or the agent at the expected version), and
+   * the modelConfig check when the write moves the agent to another ModelConfig.
+   */
+  private async find<D extends Write, A>(plan: WritePlan<D, A>, stuck: OperationRecord[]): Promise<Found> {
+    const { namespace, name, expects } = plan;
+    let agent: AgentWithLastOperation | null = null;
+    if (expects === 'absent') {
+      const taken = await nameTaken(this.repository, namespace, name);
+      if (taken) throw taken;
+    } else if (expects) {
+      agent = await requireAgent(this.repository, namespace, name, expects.expectedVersion);
+    }
+    const checks = plan.modelConfig !== undefined && plan.modelConfig !== agent?.spec.modelConfig;
+    const modelWarnings = checks ? ((await this.modelConfigs?.check(namespace, plan.modelConfig!)) ?? []) : [];
+    return { agent, modelWarnings, stuck };
+  }
+
+  private decide<D extends Write, A>(plan: WritePlan<D, A>, found: Found, tools: PlanTools): Promise<D> {
+    if (plan.decide) return plan.decide(found, tools);
+    if (!plan.write) throw new Error(`the ${plan.kind} plan of ${plan.namespace}/${plan.name} has neither a write nor decide`);
+    return Promise.resolve(plan.write);
   }
 
   /**
@@ -105,7 +127,7 @@ export class WriteRunner {
    * warnings (an update's) says the write itself would be refused, naming the owner. A failed read
    * of the owner leaves the dry run's answer as it is: the write would read it again.
    */
-  private async warnedIfOwned<C, A, R>(plan: WritePlan<C, A, R>, answer: A): Promise<A> {
+  private async warnedIfOwned<D extends Write, A>(plan: WritePlan<D, A>, answer: A): Promise<A> {
     const warnings = (answer as { warnings?: unknown }).warnings;
     if (plan.checkOwner === false || !Array.isArray(warnings)) return answer;
     const target = { namespace: plan.namespace, name: plan.name, operation: plan.operation ?? `${plan.kind}_agent` };
@@ -130,31 +152,33 @@ export class WriteRunner {
    * write would refuse (409 while helm holds the release) the dry run refuses too. Nothing of the
    * dry run itself is written; with nothing pending it takes no lock.
    */
-  private async settledForPreview<C, A, R>(plan: WritePlan<C, A, R>): Promise<void> {
+  private async settledForPreview<D extends Write, A>(plan: WritePlan<D, A>): Promise<void> {
     const { namespace, name } = plan;
     if (plan.settle === false || (await this.repository.pendingOperations({ namespace, name })).length === 0) return;
     await this.held(plan, () => this.recovery.settle(namespace, name, { freeStuckRelease: plan.freeStuckRelease }));
   }
 
-  private exclusive<C, A, R>(caller: Caller, plan: WritePlan<C, A, R>, claimed?: ClaimedKey): Promise<A> {
+  private exclusive<D extends Write, A>(plan: WritePlan<D, A>, tools: PlanTools, claimed?: ClaimedKey): Promise<A> {
     const { namespace, name } = plan;
     return this.held(plan, async (lease) => {
       const stuck = plan.settle === false ? [] : await this.recovery.settle(namespace, name, { freeStuckRelease: plan.freeStuckRelease });
-      const checked = await plan.check();
-      const unchanged = await plan.unchanged?.(checked);
+      const found = await this.find(plan, stuck);
+      const decided = await this.decide(plan, found, tools);
+      const unchanged = await plan.unchanged?.(decided, found, tools);
       if (unchanged !== undefined) return unchanged;
       // After the plan's own checks (a missing agent, a stale version answer as before) and only for a write that changes something.
       if (plan.checkOwner !== false) await refuseGitopsOwned(this.owners, { namespace, name, operation: plan.operation ?? `${plan.kind}_agent` });
-      const change = () => this.change(caller, plan, checked, stuck, lease, claimed);
-      const traced = plan.trace?.(checked);
+      const change = () => this.change(plan, tools, decided, found, lease, claimed);
+      const traced = plan.trace?.(decided);
       return traced ? Tracing.span(traced.name, { root: true, attributes: traced.attributes }, change) : change();
     });
   }
 
   /** Journal → the change → record → answer, holding the agent. */
-  private async change<C, A, R>(caller: Caller, plan: WritePlan<C, A, R>, checked: C, stuck: OperationRecord[], lease: HeldLease, claimed?: ClaimedKey): Promise<A> {
+  private async change<D extends Write, A>(plan: WritePlan<D, A>, tools: PlanTools, decided: D, found: Found, lease: HeldLease, claimed?: ClaimedKey): Promise<A> {
     const { namespace, name } = plan;
-    const { kind = plan.kind, request = plan.request, step, ...entry } = plan.journal(checked);
+    const { caller } = tools;
+    const { kind = plan.kind, request = plan.request, step, intent, ...entry } = decided.journal;
     const operation = await this.repository.startOperation({
       id: lease.operationId,
       kind,
@@ -165,22 +189,23 @@ export class WriteRunner {
       audit: auditOf(caller, plan.operation ?? `${plan.kind}_agent`),
       owner: this.config.REPLICA_ID,
       idempotencyKey: claimed?.key,
+      intent: intent && { ...intent, chart: intent.chart ?? chartOfChange(decided.change, tools.chart) },
       ...entry,
     });
     OperationContexts.journaled(operation.id);
     await OperationContexts.step(step ?? `checks passed: ${HELM_STEP[kind]} the helm release ${namespace}/${name}`);
-    const applied = await this.journaled(operation, () => plan.apply(checked, stuck, operation.id));
-    const recorded = await this.record(operation, lease, applied.helmRevision, () => plan.record(checked, applied, operation.id));
+    const applied = await this.journaled(operation, () => this.apply(plan, tools, decided.change, operation.id));
+    const recorded = await this.record(operation, lease, applied.helmRevision, () => this.recordOf(plan, tools, decided.record, applied, operation.id));
     // Under the lease still: no sweep resolves them meanwhile. The change is recorded by now; one
     // left pending here is settled by the next write or sweep (helm no longer holds it).
-    if (stuck.length > 0) {
-      await this.recovery.supersede(stuck, operation.id).catch((error: unknown) => {
+    if (found.stuck.length > 0) {
+      await this.recovery.supersede(found.stuck, operation.id).catch((error: unknown) => {
         this.logger.warn(`the ${kind} of ${namespace}/${name} landed, but closing the operations it freed failed (the next write or sweep settles them): ${(error as Error).message}`);
       });
     }
     try {
-      await plan.after?.(checked, operation.id);
-      return await plan.answer(checked, applied, recorded);
+      await plan.after?.(decided, operation.id, tools);
+      return await plan.answer(decided, applied, recorded as AgentWithLastOperation, found, tools);
     } catch (error) {
       // Recorded already: the key must not be forgotten (a retry would run the write again); it
       // lapses, and the retry answers from what the operation recorded.
@@ -188,8 +213,42 @@ export class WriteRunner {
     }
   }
 
+  /** The change a plan decided, carried out: one helm call for most; what helm reports of it wins over what was written. */
+  private async apply<D extends Write, A>(plan: WritePlan<D, A>, tools: PlanTools, change: Change, operationId: string): Promise<Applied> {
+    const ref = { namespace: plan.namespace, name: plan.name };
+    if ('install' in change) {
+      const release = await this.helm.install(ref, tools.chart, change.install.values);
+      return { helmRevision: release.revision, values: appliedValues(ref, release.values, change.install.values), manifests: release.manifest };
+    }
+    if ('upgrade' in change) {
+      const { values, chart = tools.chart, first } = change.upgrade;
+      if (first) await this.helm.upgradeInstall(ref, first.chart, first.values);
+      const release = await this.helm.upgradeInstall(ref, chart, values);
+      return { helmRevision: release.revision, values: appliedValues(ref, release.values, values), manifests: release.manifest, chart };
+    }
+    if ('uninstall' in change) return { helmRevision: null, values: null, manifests: '', releaseRemoved: await this.helm.uninstall(ref) };
+    if ('none' in change) return change.none;
+    return change.run(operationId);
+  }
+
+  /** What a plan decided to record, with what was applied, by whom and in which operation. */
+  private recordOf<D extends Write, A>(plan: WritePlan<D, A>, tools: PlanTools, record: RecordOf, applied: Applied, operationId: string): Promise<unknown> {
+    const { actor } = tools.caller;
+    if ('create' in record) {
+      const { chart = tools.chart, ...fields } = record.create;
+      return this.repository.recordCreate(plan.namespace, plan.name, chart, { ...fields, values: applied.values ?? fields.values, helmRevision: applied.helmRevision, kind: 'create', actor, operationId });
+    }
+    if ('change' in record) {
+      const { agent, chart = applied.chart, ...fields } = record.change;
+      return this.repository.recordChange(agent, { ...fields, values: applied.values ?? fields.values, helmRevision: applied.helmRevision, actor, operationId, ...(chart && { chart }) });
+    }
+    if ('delete' in record) return this.repository.recordDelete(record.delete.agent, operationId, actor);
+    if ('originMove' in record) return this.repository.recordOriginMove(record.originMove.agent, record.originMove.origin, operationId);
+    return record.run(applied, operationId);
+  }
+
   /** The answer of an earlier run of this request that recorded its outcome but could not answer (it crashed, or the store failed). */
-  private async recorded<C, A, R>(plan: WritePlan<C, A, R>, operationId: string): Promise<A> {
+  private async recorded<D extends Write, A>(plan: WritePlan<D, A>, operationId: string): Promise<A> {
     const op = await this.repository.operation(operationId);
     const agent = op?.agentId ? await this.repository.agentById(op.agentId) : null;
     if (!op || !agent || !plan.recorded) throw new AppError('conflict', `the first request with this idempotency key ran as operation ${operationId}, whose agent the store no longer holds: send a new key`);
@@ -200,7 +259,7 @@ export class WriteRunner {
   }
 
   /** A replayed answer about an agent that was deleted since is refused, saying so: it no longer describes anything. */
-  private async stillStands<C, A, R>(plan: WritePlan<C, A, R>, answer: A, sent: string): Promise<void> {
+  private async stillStands<D extends Write, A>(plan: WritePlan<D, A>, answer: A, sent: string): Promise<void> {
     if (plan.kind === 'delete') return;
     const id = (answer as { agent?: { id?: string } | null }).agent?.id;
     const agent = id ? await this.repository.agentById(id) : null;
@@ -242,6 +301,16 @@ export class WriteRunner {
       throw new UncertainWrite('backend_error', `${applied}, but recording it in the store failed (${(error as Error).message}); ${after}`);
     }
   }
+}
+
+/**
+ * The chart an install or upgrade applies, as its intent names it: recovery records the write with
+ * exactly that chart (the bundled one while it stands in for AGENT_CHART, a rollout's target).
+ */
+function chartOfChange(change: Change, chart: ChartSource): IntentChart | undefined {
+  if ('install' in change) return intentChart(chart);
+  if ('upgrade' in change) return intentChart(change.upgrade.chart ?? chart);
+  return undefined;
 }
 
 const valuesLogger = new Logger('HelmValues');

@@ -4,7 +4,7 @@ import { chartValuesOf } from '../persistence/records.js';
 import type { AppliedChange } from '../persistence/agents.repository.js';
 import type { AgentDto } from '../api/responses.dto.js';
 import { specOf } from '../domain/agent-spec.js';
-import type { PlanTools, WritePlan } from '../runner/write-plan.js';
+import type { WritePlan, Write } from '../runner/write-plan.js';
 
 /** The chart's own name (charts/agent/Chart.yaml): releases of it are agents. */
 export const AGENT_CHART_NAME = 'agent';
@@ -16,7 +16,7 @@ export interface AdoptResult {
   revisions: { revision: number; helmRevision: number; status: string }[];
 }
 
-interface Checked {
+interface Decided extends Write {
   history: ReleaseRevision[];
   revisions: AdoptResult['revisions'];
   /** The chart version the release runs, as `helm list` names it. */
@@ -28,7 +28,7 @@ interface Checked {
  * history as revisions (no helm run). Checked under the agent's lock: a concurrent adopt (or a
  * create) may have recorded it meanwhile. `listed`: the release as `helm list` showed it, when known.
  */
-export function adoptAgent(tools: PlanTools, releases: HelmReleases, ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): WritePlan<Checked, AdoptResult> {
+export function adoptAgent(releases: HelmReleases, ref: ReleaseRef & { dryRun?: boolean }, listed?: ListedRelease): WritePlan<Decided, AdoptResult> {
   const { namespace, name } = ref;
   return {
     kind: 'create',
@@ -37,7 +37,7 @@ export function adoptAgent(tools: PlanTools, releases: HelmReleases, ref: Releas
     name,
     dryRun: ref.dryRun ?? false,
     request: { adopt: true },
-    async check() {
+    async decide(_found, tools) {
       if (await tools.repository.findActive(namespace, name)) {
         throw new AppError('conflict', `agent ${namespace}/${name} is already in the store: nothing to adopt (reconcile_agents compares it with its release)`);
       }
@@ -63,29 +63,32 @@ export function adoptAgent(tools: PlanTools, releases: HelmReleases, ref: Releas
         );
       }
       const revisions = history.map((r, at) => ({ revision: at + 1, helmRevision: r.revision, status: r.status }));
-      return { history, revisions, version: ofChart.chart.slice(AGENT_CHART_NAME.length + 1) };
-    },
-    preview: async ({ revisions }) => ({ dryRun: true, agent: null, revisions }),
-    journal: ({ history, revisions }) => {
-      const values = chartValuesOf(history[history.length - 1].values);
+      const version = ofChart.chart.slice(AGENT_CHART_NAME.length + 1);
+      const current = history[history.length - 1];
+      const values = chartValuesOf(current.values);
       return {
-        intent: { spec: specOf(values), values },
-        baseHelmRevision: null,
-        request: { adopt: true, helmRevisions: revisions.map((r) => r.helmRevision) },
-        step: `checks passed: recording release ${namespace}/${name} and its ${revisions.length} revision(s) from helm`,
+        history,
+        revisions,
+        version,
+        journal: {
+          intent: { spec: specOf(values), values },
+          baseHelmRevision: null,
+          request: { adopt: true, helmRevisions: revisions.map((r) => r.helmRevision) },
+          step: `checks passed: recording release ${namespace}/${name} and its ${revisions.length} revision(s) from helm`,
+        },
+        change: { none: { helmRevision: current.revision, values, manifests: '' } },
+        record: {
+          run: (_applied, operationId) => {
+            const changes: AppliedChange[] = history.map((r, at) => {
+              const values = chartValuesOf(r.values);
+              return { spec: specOf(values), values, helmRevision: r.revision, kind: at === 0 ? 'create' : 'update', actor: tools.caller.actor, operationId };
+            });
+            return tools.repository.recordAdoption(namespace, name, { ref: tools.chart.source ?? tools.chart.ref, version }, changes, operationId);
+          },
+        },
       };
     },
-    apply: async ({ history }) => {
-      const current = history[history.length - 1];
-      return { helmRevision: current.revision, values: chartValuesOf(current.values), manifests: '' };
-    },
-    record: ({ history, version }, _applied, operationId) => {
-      const changes: AppliedChange[] = history.map((r, at) => {
-        const values = chartValuesOf(r.values);
-        return { spec: specOf(values), values, helmRevision: r.revision, kind: at === 0 ? 'create' : 'update', actor: tools.caller.actor, operationId };
-      });
-      return tools.repository.recordAdoption(namespace, name, { ref: tools.chart.source ?? tools.chart.ref, version }, changes, operationId);
-    },
-    answer: async ({ revisions }, _applied, agent) => ({ dryRun: false, agent: tools.view(agent), revisions }),
+    preview: async ({ revisions }) => ({ dryRun: true, agent: null, revisions }),
+    answer: async ({ revisions }, _applied, agent, _found, tools) => ({ dryRun: false, agent: tools.view(agent), revisions }),
   };
 }

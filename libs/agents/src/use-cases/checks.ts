@@ -1,15 +1,29 @@
 import { AppError, type ErrorDetail } from '@app/common';
 import type { AgentRecord, AgentWithLastOperation } from '../persistence/records.js';
-import type { PlanTools } from '../runner/write-plan.js';
+import type { AgentWriteStore } from '../runner/ports.js';
 import type { OwnerEvidenceReader } from '../cluster/release-owners.js';
 import { gitopsOwner, ownedMessage, ownerName, type GitopsOwner } from '../domain/gitops-owner.js';
 
 /** The active agent of that name, at the expected version when one is given. */
-export async function requireAgent(tools: PlanTools, namespace: string, name: string, expectedVersion?: number): Promise<AgentWithLastOperation> {
-  const agent = await tools.repository.findActive(namespace, name);
+export async function requireAgent(store: Pick<AgentWriteStore, 'findActive'>, namespace: string, name: string, expectedVersion?: number): Promise<AgentWithLastOperation> {
+  const agent = await store.findActive(namespace, name);
   if (!agent) throw AppError.notFound(namespace, name);
   checkVersion(agent, expectedVersion);
   return agent;
+}
+
+/**
+ * Whether an active agent holds the name: the create's refusal (409) when one does, else null. The
+ * one place this is decided for a caller; validate_agent (mode create) answers the same refusal as a
+ * violation. Under the agent's lock it decides; the unique activeKey backs it in the store.
+ */
+export async function nameTaken(store: Pick<AgentWriteStore, 'findActive'>, namespace: string, name: string): Promise<AppError | null> {
+  if (!(await store.findActive(namespace, name))) return null;
+  return new AppError(
+    'conflict',
+    `agent ${namespace}/${name} already exists: update it (PATCH /api/v1/agents/${namespace}/${name}, update_agent) or choose another name`,
+    [{ path: 'name', message: 'an agent with this name exists in this namespace' }],
+  );
 }
 
 /** Optimistic concurrency: a stale write is refused naming the current version. */

@@ -3,7 +3,7 @@ import { chartValuesOf, type AgentRecord, type OperationRecord } from '../persis
 import type { AppliedChange } from '../persistence/agents.repository.js';
 import { specOf, type ChartValues, type OperationIntent, type OperationKind } from '../domain/agent-spec.js';
 import type { ReconcileAction } from '../domain/recovery-decision.js';
-import type { Applied, JournalEntry, PlanTools, WritePlan } from '../runner/write-plan.js';
+import type { Applied, JournalEntry, PlanTools, Write, WritePlan } from '../runner/write-plan.js';
 
 export interface ReconcileItem {
   namespace: string;
@@ -38,12 +38,12 @@ export interface ReconcileParts {
  * pass resolved what could be, the decision covers the rest), journaled as `reconcile_agents` by
  * `reconciler@<replica>`, and traced when it acts.
  */
-export function reconcileAgent(tools: PlanTools, parts: ReconcileParts, ref: ReleaseRef, dryRun: boolean): WritePlan<Decided, ReconcileItem, unknown> {
+export function reconcileAgent(parts: ReconcileParts, ref: ReleaseRef, dryRun: boolean): WritePlan<Decided & Write, ReconcileItem> {
   const key = `${ref.namespace}/${ref.name}`;
   const item = ({ action }: Decided, done: boolean): ReconcileItem => ({
     ...ref, action: action.action, detail: describe(action), done, ...(action.action === 'report' ? { finding: action.finding } : {}),
   });
-  const change = (values: ChartValues, helmRevision: number | null, kind: AppliedChange['kind'], operationId: string): AppliedChange => ({
+  const change = (tools: PlanTools, values: ChartValues, helmRevision: number | null, kind: AppliedChange['kind'], operationId: string): AppliedChange => ({
     spec: specOf(values), values, helmRevision, kind, actor: tools.caller.actor, operationId,
   });
   return {
@@ -55,75 +55,88 @@ export function reconcileAgent(tools: PlanTools, parts: ReconcileParts, ref: Rel
     request: {},
     lock: 'service',
     settle: false,
-    check: () => parts.decide(ref),
+    async decide(_found, tools) {
+      const decided = await parts.decide(ref);
+      return {
+        ...decided,
+        journal: journal(decided),
+        change: { run: (operationId) => apply(tools, decided, operationId) },
+        record: { run: (applied, operationId) => record(tools, decided, applied, operationId) },
+      };
+    },
     unchanged: async (decided) => (decided.action.action === 'none' || decided.action.action === 'report' ? item(decided, false) : undefined),
     preview: async (decided) => item(decided, false),
-    journal: ({ action, agent, intent }): JournalEntry => {
-      const request = { reconcile: action.action, ...(intent ? { recovers: intent.operationId } : {}) };
-      const entry = (kind: OperationKind, journaled?: OperationIntent, agentId?: string): JournalEntry => ({ kind, request, intent: journaled, agentId, baseHelmRevision: null, step: `reconciling ${key}: ${describe(action)}` });
-      switch (action.action) {
-        case 'record-create': return entry('create', { spec: intent!.spec, values: intent!.values, origin: intent!.origin, chart: intent!.chart });
-        case 'uninstall': return entry('delete');
-        // From the intent: the create's blueprint origin goes with it (a record keeps its own).
-        case 'reinstall': {
-          const source = action.from === 'record' && agent ? { spec: agent.spec, values: agent.values } : { spec: intent!.spec, values: intent!.values, origin: intent!.origin };
-          return entry(action.from === 'record' ? 'update' : 'create', source, agent?.id);
-        }
-        default: return agent ? entry('rollback', { spec: agent.spec, values: agent.values }, agent.id) : entry('rollback');
-      }
-    },
-    async apply({ action, agent, intent }, _stuck, operationId): Promise<Applied> {
-      const none = { helmRevision: null, values: null, manifests: '' };
-      switch (action.action) {
-        case 'record-create': {
-          const info = await tools.helm.status(ref);
-          return { helmRevision: info?.revision ?? 1, values: intent!.values, manifests: '' };
-        }
-        case 'uninstall':
-          await tools.helm.uninstall(ref);
-          return none;
-        case 'reinstall': {
-          const values = action.from === 'record' && agent ? agent.values : intent!.values;
-          await tools.helm.uninstall(ref);
-          const installed = await tools.helm.install(ref, tools.chart, values);
-          return { helmRevision: installed.revision, values: chartValuesOf(installed.values), manifests: installed.manifest };
-        }
-        case 'rollback': {
-          const stuck = agent ? (await tools.repository.pendingOperations(ref)).filter((op) => op.id !== operationId) : []; // not this action's own entry
-          await tools.helm.rollback(ref, action.to);
-          if (!agent) return none;
-          const info = await tools.helm.status(ref);
-          await parts.supersede(stuck, operationId);
-          return { helmRevision: info?.revision ?? null, values: chartValuesOf(info?.values ?? {}), manifests: '' };
-        }
-        default:
-          return none;
-      }
-    },
-    async record({ action, agent, intent }, applied, operationId) {
-      const values = applied.values!;
-      if (action.action === 'record-create' || (action.action === 'reinstall' && !agent)) {
-        // A create that landed is recorded with the chart it installed (its intent's, journaled by create-agent.ts); a reinstall with the one it used now.
-        const chart = (action.action === 'record-create' ? intent!.chart : undefined) ?? tools.chart;
-        return tools.repository.recordCreate(ref.namespace, ref.name, chart, { ...change(values, applied.helmRevision, 'create', operationId), spec: intent!.spec, origin: intent!.origin });
-      }
-      if (action.action === 'reinstall' && agent) {
-        const source = action.from === 'record' ? { spec: agent.spec } : { spec: intent!.spec, origin: intent!.origin };
-        return tools.repository.recordChange(agent, { ...change(values, applied.helmRevision, action.from === 'record' ? 'update' : 'create', operationId), ...source });
-      }
-      if (action.action === 'rollback' && agent) return tools.repository.recordChange(agent, { ...change(values, applied.helmRevision, 'rollback', operationId), spec: agent.spec });
-      return tools.repository.succeedOperation(operationId);
-    },
-    async after({ action, intent }, operationId) {
-      if (intent?.state === 'pending') await parts.supersede([(await tools.repository.operation(intent.operationId))!], operationId);
-      // The create's intent is what landed now: a retry of it with its idempotency key answers from this operation.
-      if (intent && (action.action === 'record-create' || (action.action === 'reinstall' && action.from === 'intent'))) {
-        await tools.repository.relinkKeys(intent.operationId, operationId);
-      }
-    },
+    after: ({ action, intent }, operationId, tools) => after(tools, action, intent, operationId),
     answer: async (decided) => item(decided, true),
     trace: ({ action }) => ({ name: `reconcile ${action.action}`, attributes: { 'agent_manager.reconcile.action': action.action, 'agent_manager.agent': key } }),
   };
+
+  function journal({ action, agent, intent }: Decided): JournalEntry {
+    const request = { reconcile: action.action, ...(intent ? { recovers: intent.operationId } : {}) };
+    const entry = (kind: OperationKind, journaled?: OperationIntent, agentId?: string): JournalEntry => ({ kind, request, intent: journaled, agentId, baseHelmRevision: null, step: `reconciling ${key}: ${describe(action)}` });
+    switch (action.action) {
+      case 'record-create': return entry('create', { spec: intent!.spec, values: intent!.values, origin: intent!.origin, chart: intent!.chart });
+      case 'uninstall': return entry('delete');
+      // From the intent: the create's blueprint origin goes with it (a record keeps its own).
+      case 'reinstall': {
+        const source = action.from === 'record' && agent ? { spec: agent.spec, values: agent.values } : { spec: intent!.spec, values: intent!.values, origin: intent!.origin };
+        return entry(action.from === 'record' ? 'update' : 'create', source, agent?.id);
+      }
+      default: return agent ? entry('rollback', { spec: agent.spec, values: agent.values }, agent.id) : entry('rollback');
+    }
+  }
+
+  async function apply(tools: PlanTools, { action, agent, intent }: Decided, operationId: string): Promise<Applied> {
+    const none = { helmRevision: null, values: null, manifests: '' };
+    switch (action.action) {
+      case 'record-create': {
+        const info = await tools.helm.status(ref);
+        return { helmRevision: info?.revision ?? 1, values: intent!.values, manifests: '' };
+      }
+      case 'uninstall':
+        await tools.helm.uninstall(ref);
+        return none;
+      case 'reinstall': {
+        const values = action.from === 'record' && agent ? agent.values : intent!.values;
+        await tools.helm.uninstall(ref);
+        const installed = await tools.helm.install(ref, tools.chart, values);
+        return { helmRevision: installed.revision, values: chartValuesOf(installed.values), manifests: installed.manifest };
+      }
+      case 'rollback': {
+        const stuck = agent ? (await tools.repository.pendingOperations(ref)).filter((op) => op.id !== operationId) : []; // not this action's own entry
+        await tools.helm.rollback(ref, action.to);
+        if (!agent) return none;
+        const info = await tools.helm.status(ref);
+        await parts.supersede(stuck, operationId);
+        return { helmRevision: info?.revision ?? null, values: chartValuesOf(info?.values ?? {}), manifests: '' };
+      }
+      default:
+        return none;
+    }
+  }
+
+  async function record(tools: PlanTools, { action, agent, intent }: Decided, applied: Applied, operationId: string): Promise<unknown> {
+    const values = applied.values!;
+    if (action.action === 'record-create' || (action.action === 'reinstall' && !agent)) {
+      // A create that landed is recorded with the chart it installed (its intent's, journaled by create-agent.ts); a reinstall with the one it used now.
+      const chart = (action.action === 'record-create' ? intent!.chart : undefined) ?? tools.chart;
+      return tools.repository.recordCreate(ref.namespace, ref.name, chart, { ...change(tools, values, applied.helmRevision, 'create', operationId), spec: intent!.spec, origin: intent!.origin });
+    }
+    if (action.action === 'reinstall' && agent) {
+      const source = action.from === 'record' ? { spec: agent.spec } : { spec: intent!.spec, origin: intent!.origin };
+      return tools.repository.recordChange(agent, { ...change(tools, values, applied.helmRevision, action.from === 'record' ? 'update' : 'create', operationId), ...source });
+    }
+    if (action.action === 'rollback' && agent) return tools.repository.recordChange(agent, { ...change(tools, values, applied.helmRevision, 'rollback', operationId), spec: agent.spec });
+    return tools.repository.succeedOperation(operationId);
+  }
+
+  async function after(tools: PlanTools, action: ReconcileAction, intent: Decided['intent'], operationId: string): Promise<void> {
+    if (intent?.state === 'pending') await parts.supersede([(await tools.repository.operation(intent.operationId))!], operationId);
+    // The create's intent is what landed now: a retry of it with its idempotency key answers from this operation.
+    if (intent && (action.action === 'record-create' || (action.action === 'reinstall' && action.from === 'intent'))) {
+      await tools.repository.relinkKeys(intent.operationId, operationId);
+    }
+  }
 }
 
 export function describe(action: ReconcileAction): string {

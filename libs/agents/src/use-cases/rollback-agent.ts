@@ -3,11 +3,10 @@ import type { ReleaseRef } from '@app/helm';
 import type { AgentRefDto, RollbackAgentDto } from '../api/requests.dto.js';
 import type { AgentWithLastOperation, OperationRecord, RevisionRecord } from '../persistence/records.js';
 import type { RollbackResultDto } from '../api/responses.dto.js';
-import { requireAgent } from './checks.js';
 import { appliedValues } from '../runner/write-runner.js';
-import type { Applied, PlanTools, WritePlan } from '../runner/write-plan.js';
+import type { Applied, PlanTools, WritePlan, Write } from '../runner/write-plan.js';
 
-interface Checked {
+interface Decided extends Write {
   agent: AgentWithLastOperation;
   restore: RevisionRecord;
 }
@@ -16,7 +15,7 @@ interface Checked {
  * Rollback: the values of an earlier revision, applied with one `helm upgrade` and recorded as a
  * new revision. Freeing a release helm holds pending-* takes `helm rollback` (an upgrade is refused there).
  */
-export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto, input: RollbackAgentDto): WritePlan<Checked, RollbackResultDto> {
+export function rollbackAgent({ namespace, name }: AgentRefDto, input: RollbackAgentDto): WritePlan<Decided, RollbackResultDto> {
   const release = { namespace, name };
   return {
     kind: 'rollback',
@@ -26,43 +25,36 @@ export function rollbackAgent(tools: PlanTools, { namespace, name }: AgentRefDto
     idempotencyKey: input.requestId,
     request: { revision: input.revision, expectedVersion: input.expectedVersion, freeStuckRelease: input.freeStuckRelease },
     freeStuckRelease: input.freeStuckRelease,
-    async check() {
-      const agent = await requireAgent(tools, namespace, name, input.expectedVersion);
+    expects: { present: true, expectedVersion: input.expectedVersion },
+    async decide({ agent: found, stuck }, tools) {
+      const agent = found!;
       const restore = await tools.repository.revision(agent.id, input.revision);
       if (!restore) {
         throw new AppError('not_found', `agent ${namespace}/${name} has no revision ${input.revision}: it has revisions 1 to ${agent.revision} (list_agent_revisions)`, [
           { path: 'revision', message: `choose a revision from 1 to ${agent.revision}` },
         ]);
       }
-      return { agent, restore };
+      return {
+        agent,
+        restore,
+        journal: { agentId: agent.id, intent: { spec: restore.spec, values: restore.values, rolledBackTo: restore.revision }, baseHelmRevision: agent.helmRevision },
+        change: stuck.length > 0 ? { run: () => freeRelease(tools, release, restore, stuck) } : { upgrade: { values: restore.values } },
+        record: { change: { agent, spec: restore.spec, values: restore.values, kind: 'rollback', rolledBackTo: restore.revision } },
+      };
     },
-    async preview({ agent, restore }) {
+    async preview({ agent, restore }, _found, tools) {
       // Rendered as the real rollback applies it: the old values through the chart configured now,
       // which may refuse them (a chart upgraded since); the dry run then answers that refusal.
       await tools.helm.template(release, tools.chart, restore.values);
       return { dryRun: true, rolledBackTo: restore.revision, before: agent.values, after: restore.values, agent: tools.view(agent) };
     },
-    journal: ({ agent, restore }) => ({
-      agentId: agent.id, intent: { spec: restore.spec, values: restore.values, rolledBackTo: restore.revision }, baseHelmRevision: agent.helmRevision,
-    }),
-    apply: ({ restore }, stuck) => (stuck.length > 0 ? freeRelease(tools, release, restore, stuck) : upgradeTo(tools, release, restore)),
-    record: ({ agent, restore }, applied, operationId) =>
-      tools.repository.recordChange(agent, {
-        spec: restore.spec, values: applied.values ?? restore.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.caller.actor, operationId, rolledBackTo: restore.revision,
-        chart: applied.chart,
-      }),
-    answer: async ({ agent, restore }, applied, recorded) => ({
+    answer: async ({ agent, restore }, applied, recorded, _found, tools) => ({
       dryRun: false, rolledBackTo: restore.revision, before: agent.values, after: applied.values ?? restore.values, agent: tools.view(recorded),
     }),
     recorded: async ({ agent, revision, previous }) => ({
       dryRun: false, rolledBackTo: revision?.rolledBackTo ?? input.revision, before: previous?.values ?? agent.values, after: revision?.values ?? agent.values, agent,
     }),
   };
-}
-
-async function upgradeTo(tools: PlanTools, release: ReleaseRef, restore: RevisionRecord): Promise<Applied> {
-  const info = await tools.helm.upgradeInstall(release, tools.chart, restore.values);
-  return { helmRevision: info.revision, values: appliedValues(release, info.values, restore.values), manifests: info.manifest, chart: tools.chart };
 }
 
 /** helm rollback to the revision's own helm revision when helm still has it, then the release as it stands. */

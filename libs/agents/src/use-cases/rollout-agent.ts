@@ -3,9 +3,7 @@ import type { AgentDto } from '../api/responses.dto.js';
 import type { AgentWithLastOperation } from '../persistence/records.js';
 import { intentChart, type ChartValues } from '../domain/agent-spec.js';
 import { chartIdentity } from '../domain/chart-identity.js';
-import { appliedValues } from '../runner/write-runner.js';
-import type { PlanTools, WritePlan } from '../runner/write-plan.js';
-import { requireAgent } from './checks.js';
+import type { PlanTools, WritePlan, Write } from '../runner/write-plan.js';
 
 /** What one agent's move in a rollout answers the rollout. */
 export interface RolloutStep {
@@ -15,7 +13,7 @@ export interface RolloutStep {
   helmRevision: number | null;
 }
 
-interface Moving {
+interface Moving extends Write {
   agent: AgentWithLastOperation;
   onTarget: boolean;
 }
@@ -43,14 +41,13 @@ const ROLLOUT_OPERATION = 'start_fleet_rollout';
  * from the first run (or settle it) instead of upgrading twice.
  */
 export function moveToChart(
-  tools: PlanTools,
   ref: { namespace: string; name: string },
   input: { target: ChartSource; expectedVersion: number; requestId: string; rollout: string; switchMajor?: MajorSwitch },
 ): WritePlan<Moving, RolloutStep> {
   const switching = input.switchMajor;
   const { namespace, name } = ref;
   const wanted = chartIdentity(input.target);
-  const step = (agent: AgentDto | AgentWithLastOperation, changed: boolean, helmRevision: number | null): RolloutStep => ({
+  const step = (tools: PlanTools, agent: AgentDto | AgentWithLastOperation, changed: boolean, helmRevision: number | null): RolloutStep => ({
     changed,
     agent: 'origin' in agent ? tools.view(agent) : agent,
     helmRevision,
@@ -63,36 +60,30 @@ export function moveToChart(
     dryRun: false,
     idempotencyKey: input.requestId,
     request: { rollout: input.rollout, chart: input.target.ref, version: input.target.version ?? null, expectedVersion: input.expectedVersion },
-    async check() {
-      const agent = await requireAgent(tools, namespace, name, input.expectedVersion);
-      return { agent, onTarget: agent.chart.name === wanted.name && agent.chart.version !== null && agent.chart.version === wanted.version };
-    },
-    unchanged: async ({ agent, onTarget }) => (onTarget ? step(agent, false, agent.helmRevision) : undefined),
-    preview: async ({ agent }) => step(agent, true, agent.helmRevision),
-    journal: ({ agent }) => ({
-      agentId: agent.id,
-      intent: { spec: agent.spec, values: switching ? (switching.values as unknown as ChartValues) : agent.values, chart: intentChart(input.target) },
-      baseHelmRevision: agent.helmRevision,
-      step: `checks passed: upgrading the helm release ${namespace}/${name} to chart ${wanted.name} ${wanted.version ?? ''} (rollout ${input.rollout})`.trim(),
-    }),
-    async apply({ agent }) {
-      if (!switching) {
-        const release = await tools.helm.upgradeInstall(ref, input.target, agent.values);
-        return { helmRevision: release.revision, values: appliedValues(ref, release.values, agent.values), manifests: release.manifest, chart: input.target };
-      }
+    expects: { present: true, expectedVersion: input.expectedVersion },
+    async decide({ agent: found }) {
+      const agent = found!;
       // Expand: the old object is marked to stay when the release stops rendering it, then the release
       // moves to the new major beside it. The rollout removes the old object once the new one is healthy.
-      const kept = { ...agent.values, annotations: { ...agent.values.annotations, [KEEP_ANNOTATION]: 'keep' } };
-      await tools.helm.upgradeInstall(ref, switching.from, kept);
-      const release = await tools.helm.upgradeInstall(ref, input.target, switching.values);
-      return { helmRevision: release.revision, values: appliedValues(ref, release.values, switching.values as unknown as ChartValues), manifests: release.manifest, chart: input.target };
+      const values = switching ? (switching.values as unknown as ChartValues) : agent.values;
+      const first = switching && { chart: switching.from, values: { ...agent.values, annotations: { ...agent.values.annotations, [KEEP_ANNOTATION]: 'keep' } } };
+      return {
+        agent,
+        onTarget: agent.chart.name === wanted.name && agent.chart.version !== null && agent.chart.version === wanted.version,
+        journal: {
+          agentId: agent.id,
+          intent: { spec: agent.spec, values, chart: intentChart(input.target) },
+          baseHelmRevision: agent.helmRevision,
+          step: `checks passed: upgrading the helm release ${namespace}/${name} to chart ${wanted.name} ${wanted.version ?? ''} (rollout ${input.rollout})`.trim(),
+        },
+        change: { upgrade: { chart: input.target, values, ...(first && { first }) } },
+        record: { change: { agent, spec: agent.spec, values, kind: 'update', chart: input.target } },
+      };
     },
-    record: ({ agent }, applied, operationId) =>
-      tools.repository.recordChange(agent, {
-        spec: agent.spec, values: applied.values ?? agent.values, helmRevision: applied.helmRevision, kind: 'update', actor: tools.caller.actor, operationId, chart: input.target,
-      }),
-    answer: async (_checked, applied, recorded) => step(recorded, true, applied.helmRevision),
-    recorded: async ({ agent, revision }) => step(agent, revision !== null, revision?.helmRevision ?? null),
+    unchanged: async ({ agent, onTarget }, _found, tools) => (onTarget ? step(tools, agent, false, agent.helmRevision) : undefined),
+    preview: async ({ agent }, _found, tools) => step(tools, agent, true, agent.helmRevision),
+    answer: async (_decided, applied, recorded, _found, tools) => step(tools, recorded, true, applied.helmRevision),
+    recorded: async ({ agent, revision }) => ({ changed: revision !== null, agent, helmRevision: revision?.helmRevision ?? null }),
   };
 }
 
@@ -104,10 +95,9 @@ export function moveToChart(
  * it), so the old object serves throughout.
  */
 export function returnFromChart(
-  tools: PlanTools,
   ref: { namespace: string; name: string },
   input: { chart: ChartSource; values: ChartValues; revision: number; requestId: string; rollout: string },
-): WritePlan<AgentWithLastOperation, RolloutStep> {
+): WritePlan<Write & { agent: AgentWithLastOperation }, RolloutStep> {
   const { namespace, name } = ref;
   return {
     kind: 'rollback',
@@ -117,23 +107,20 @@ export function returnFromChart(
     dryRun: false,
     idempotencyKey: input.requestId,
     request: { rollout: input.rollout, revision: input.revision },
-    check: () => requireAgent(tools, namespace, name),
-    preview: async (agent) => ({ changed: true, agent: tools.view(agent), helmRevision: agent.helmRevision }),
-    journal: (agent) => ({
-      agentId: agent.id,
-      intent: { spec: agent.spec, values: input.values, rolledBackTo: input.revision, chart: intentChart(input.chart) },
-      baseHelmRevision: agent.helmRevision,
-      step: `checks passed: returning the helm release ${namespace}/${name} to its revision ${input.revision}'s chart and values (rollout ${input.rollout} stopped)`,
+    expects: { present: true },
+    decide: async ({ agent }) => ({
+      agent: agent!,
+      journal: {
+        agentId: agent!.id,
+        intent: { spec: agent!.spec, values: input.values, rolledBackTo: input.revision, chart: intentChart(input.chart) },
+        baseHelmRevision: agent!.helmRevision,
+        step: `checks passed: returning the helm release ${namespace}/${name} to its revision ${input.revision}'s chart and values (rollout ${input.rollout} stopped)`,
+      },
+      change: { upgrade: { chart: input.chart, values: input.values } },
+      record: { change: { agent: agent!, spec: agent!.spec, values: input.values, kind: 'rollback', rolledBackTo: input.revision, chart: input.chart } },
     }),
-    async apply() {
-      const info = await tools.helm.upgradeInstall(ref, input.chart, input.values);
-      return { helmRevision: info.revision, values: appliedValues(ref, info.values, input.values), manifests: info.manifest, chart: input.chart };
-    },
-    record: (agent, applied, operationId) =>
-      tools.repository.recordChange(agent, {
-        spec: agent.spec, values: applied.values ?? input.values, helmRevision: applied.helmRevision, kind: 'rollback', actor: tools.caller.actor, operationId, rolledBackTo: input.revision, chart: input.chart,
-      }),
-    answer: async (_agent, applied, recorded) => ({ changed: true, agent: tools.view(recorded), helmRevision: applied.helmRevision }),
+    preview: async ({ agent }, _found, tools) => ({ changed: true, agent: tools.view(agent), helmRevision: agent.helmRevision }),
+    answer: async (_decided, applied, recorded, _found, tools) => ({ changed: true, agent: tools.view(recorded), helmRevision: applied.helmRevision }),
     recorded: async ({ agent, revision }) => ({ changed: true, agent, helmRevision: revision?.helmRevision ?? null }),
   };
 }
