@@ -43,10 +43,11 @@ export interface RestRoute<Answer> {
   status?: number;
   /**
    * Where the arguments after the path come from; a function for a query that needs converting (it
-   * may read the body and headers too: import takes its document as the body, its flags in the query).
+   * may read the body and the request's headers, as data, too: import takes its document as the
+   * body, its flags in the query; export its format from Accept).
    * Without it the route reads only its path.
    */
-  args?: 'body' | 'query' | ((query: Record<string, unknown>, request: { body: unknown; header(name: string): string | undefined }) => unknown);
+  args?: 'body' | 'query' | ((query: Record<string, unknown>, request: { body: unknown; headers: Record<string, string | string[] | undefined> }) => unknown);
   /**
    * Arguments come from one place only: a body route refuses any query parameter and a query
    * route any body (a misplaced dryRun would be lost and the write would run for real).

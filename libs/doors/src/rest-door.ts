@@ -158,7 +158,7 @@ async function restCall(doors: OperationDoors, operation: OperationDescriptor, r
     else queryOnly(req);
   }
   const query = (req.query ?? {}) as Record<string, unknown>;
-  const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query, { body: req.body as unknown, header: (name) => req.header(name) });
+  const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query, { body: req.body as unknown, headers: req.headers });
   const input: OperationInput = { path: req.params, args, headers: { idempotencyKey: req.header('idempotency-key'), ifMatch: req.header('if-match') } };
   const answer = await doors.run(operation, input);
   if (!rest.reply) return answer;

@@ -25,8 +25,8 @@ function flag(value: unknown): unknown {
 }
 
 /** The export's query: lists repeated, history a flag, the format by ?format= or else by Accept. */
-function exportArgs(query: Record<string, unknown>, request: { header(name: string): string | undefined }): Record<string, unknown> {
-  const accept = request.header('accept') ?? '';
+function exportArgs(query: Record<string, unknown>, request: { headers: Record<string, string | string[] | undefined> }): Record<string, unknown> {
+  const accept = [request.headers.accept ?? ''].flat().join(', ');
   const format = query.format ?? (/application\/json/.test(accept) && !/yaml/.test(accept) ? 'json' : undefined);
   return {
     ...query,
