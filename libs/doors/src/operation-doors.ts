@@ -135,21 +135,16 @@ function mcpInput(operation: OperationDescriptor, args: Record<string, unknown>)
 /** What a write command carries of the write headers. */
 type WriteCommand = { requestId?: string; expectedVersion?: number };
 
-/** The arguments as the args DTO reads them: absent ones as none, unless they must be sent (then refused as not a JSON object). */
-function argsOf(inputs: OperationInputs, input: OperationInput): unknown {
-  return inputs.argsRequired ? input.args : (input.args ?? {});
-}
-
 /** What an operation without `read` reads before the policy: its path DTO, else its args DTO, else nothing. */
 function readDeclared(inputs: OperationInputs, input: OperationInput): unknown {
   if (inputs.path) return parseInput(inputs.path as Type<object>, input.path);
-  if (inputs.args) return parseInput(inputs.args as Type<object>, argsOf(inputs, input));
+  if (inputs.args) return parseInput(inputs.args as Type<object>, input.args ?? {});
   return undefined;
 }
 
 /** What an operation without `read` reads once the policy agreed: the args DTO of one that also has a path (an update's fields). */
 function commandDeclared(inputs: OperationInputs, input: OperationInput): unknown {
-  return inputs.path && inputs.args ? parseInput(inputs.args as Type<object>, argsOf(inputs, input)) : undefined;
+  return inputs.path && inputs.args ? parseInput(inputs.args as Type<object>, input.args ?? {}) : undefined;
 }
 
 /** The policy's target, from what the descriptor declares (TargetOf) and what was read. */

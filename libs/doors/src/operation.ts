@@ -86,11 +86,6 @@ export interface ToolDeclaration {
 export interface OperationInputs<Path = unknown, Args = unknown> {
   path?: Type<Path>;
   args?: Type<Args>;
-  /**
-   * The arguments must be sent: an absent REST body is refused as not a JSON object (create,
-   * update, rollback) instead of read as no arguments (a query, approve's optional comment).
-   */
-  argsRequired?: boolean;
 }
 
 /**
