@@ -109,8 +109,8 @@ interface OperationBase<Service, Read, Command, Answer> {
   /**
    * The write headers the call takes (REST's Idempotency-Key as requestId, If-Match as
    * expectedVersion): parsed once the policy agreed (a malformed one refused 400, every write
-   * header parsed whichever it takes, as a write always has) and folded with withWriteHeaders
-   * into the command (else into what was read) before `call`.
+   * header parsed whichever it takes, as a write always has) and folded into the command (else
+   * into what was read) before `call`: foldWriteHeaders, write-headers.ts.
    */
   writeHeaders?: readonly (keyof WriteHeaders)[];
   /** The call into the service, once the policy agreed: what was read, and the command read after the policy (write headers folded in). */
@@ -134,8 +134,8 @@ interface OperationBase<Service, Read, Command, Answer> {
 export interface OperationDescriptor<Service = unknown, Read = unknown, Answer = unknown, Command = unknown> extends OperationBase<Service, Read, Command, Answer> {
   input: OperationInputs;
   /**
-   * What is read before the policy is asked, when the declared DTOs do not say it (see
-   * DeclaredOperation); a promise when reading needs the store (a blueprint's tool reads the
+   * What is read before the policy is asked, when the declared DTOs do not say it (ReadOf says
+   * what they read without it); a promise when reading needs the store (a blueprint's tool reads the
    * blueprint's active version). A request that cannot be read is refused 400 first.
    */
   read?(input: OperationInput): Read | Promise<Read>;
@@ -148,6 +148,7 @@ export interface OperationDescriptor<Service = unknown, Read = unknown, Answer =
  * `read` of its own has no command.
  */
 export type ReadOf<Path, Args> = unknown extends Path ? (unknown extends Args ? undefined : Args) : Path;
+// The type tells an own `read` by what it reads: one that reads just the path DTO would be typed with a command it does not get.
 export type CommandOf<Path, Args, Read> = [Read] extends [ReadOf<Path, Args>] ? (unknown extends Path ? undefined : unknown extends Args ? undefined : Args) : undefined;
 
 /**
