@@ -157,6 +157,12 @@ describe('REST API (no cluster reachable)', () => {
     expect(list.body.error.code).toBe('invalid_request');
   });
 
+  it('answers a create sent with no body by naming every required field, as an empty object', async () => {
+    const create = await call(t.url, 'POST', '/api/v1/agents');
+    expect(create.status).toBe(400);
+    expect(create.body.error.details.map((detail: { path: string }) => detail.path)).toEqual(['name', 'namespace', 'modelConfig', 'toolset']);
+  });
+
   it('answers a write with no reachable cluster with 502 naming KUBECONFIG, journals it failed, and stores no agent', async () => {
     const res = await call(t.url, 'POST', '/api/v1/agents', { ...valid, name: 'no-cluster' }, { 'x-actor': 'ci-pipeline' });
     expect(res.status).toBe(502);

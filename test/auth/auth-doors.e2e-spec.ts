@@ -113,6 +113,18 @@ describe('one policy on both doors', () => {
     expect(refused.body.error.message).toMatch(/^create_agent in namespace "secret" is not granted to ci \(groups: team-payments, staff\) \(it is granted in namespaces "payments-\*"\)/);
   });
 
+  it('decides before it reads the write headers: a malformed Idempotency-Key answers 403 where the write is not granted, 400 naming the header where it is', async () => {
+    const editor = bearer(await issuer.token(AUDIENCE));
+    const body = { name: 'x', modelConfig: 'm', toolset: ['preset:none'], dryRun: true };
+    const headers = { ...editor, 'idempotency-key': 'not a key' };
+    const refused = await call(t.url, 'POST', '/api/v1/agents', { ...body, namespace: 'secret' }, headers);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toContain('create_agent in namespace "secret"');
+    const unreadable = await call(t.url, 'POST', '/api/v1/agents', { ...body, namespace: 'payments-eu' }, headers);
+    expect(unreadable.status).toBe(400);
+    expect(unreadable.body.error.details).toEqual([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters, e.g. a UUID' }]);
+  });
+
   it('needs the matching write for a dry run and for validate', async () => {
     const body = { name: 'x', namespace: 'team-a', modelConfig: 'm', toolset: ['preset:none'] };
     // The viewer holds neither anywhere: refused before its body is read, so no namespace is named.

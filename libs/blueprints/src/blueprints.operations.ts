@@ -82,10 +82,10 @@ const blueprint = (name?: string) => ({ namespace: EVERYWHERE, name });
 
 /** The blueprint named in the path (REST) or by the name argument (MCP). */
 const nameOf = ({ path }: OperationInput): string => parseInput(BlueprintRefDto, { name: path.name }).name;
-/** The blueprint and the rest of the arguments, read by `command`'s rules. */
-const nameAnd =
-  <T extends object>(command: new () => T) =>
-  (input: OperationInput): { name: string; command: T } => ({ name: nameOf(input), command: parseInput(command, input.args ?? {}) });
+/** The blueprint and the rest of the arguments, read by `command`'s rules, both before the policy is asked. */
+const nameAnd = <T extends object>(command: new () => T, input: OperationInput): { name: string; command: T } => ({ name: nameOf(input), command: parseInput(command, input.args ?? {}) });
+/** The policy's target for what names a blueprint. */
+const byName = ({ name }: { name?: string }) => blueprint(name);
 /** A body the service reads itself (every violation in one answer): only one that cannot be read at all is refused here. */
 function readable<T extends object>(dto: new () => T, raw: unknown): T {
   const { value, violations, unreadable } = readInput(dto, raw);
@@ -132,8 +132,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: { args: ListBlueprintsQueryDto },
       service: BlueprintsService,
-      read: ({ args }) => parseInput(ListBlueprintsQueryDto, args ?? {}),
-      target: () => blueprint(),
+      target: { namespace: EVERYWHERE },
       call: (blueprints, query) => blueprints.list(query),
     }),
     defineOperation({
@@ -161,8 +160,8 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: { ...refOnly, args: GetBlueprintQueryDto },
       service: BlueprintsService,
-      read: nameAnd(GetBlueprintQueryDto),
-      target: ({ name }) => blueprint(name),
+      read: (input) => nameAnd(GetBlueprintQueryDto, input),
+      target: byName,
       call: (blueprints, { name, command }) => blueprints.get(name, command.version),
     }),
     defineOperation({
@@ -188,9 +187,8 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: refOnly,
       service: BlueprintsService,
-      read: ({ path }) => parseInput(BlueprintRefDto, path).name,
-      target: (name) => blueprint(name),
-      call: (blueprints, name) => blueprints.versions(name),
+      target: byName,
+      call: (blueprints, { name }) => blueprints.versions(name),
     }),
     defineOperation({
       name: 'diff_blueprint_versions',
@@ -224,8 +222,8 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: { ...refOnly, args: BlueprintDiffQueryDto },
       service: BlueprintsService,
-      read: nameAnd(BlueprintDiffQueryDto),
-      target: ({ name }) => blueprint(name),
+      read: (input) => nameAnd(BlueprintDiffQueryDto, input),
+      target: byName,
       call: (blueprints, { name, command }) => blueprints.diffVersions(name, command),
     }),
     defineOperation({
@@ -249,9 +247,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
           invalid,
           error(409, 'conflict: a blueprint of that name exists', errorExample('conflict', `blueprint ${NAME} already exists: save a new version of it (save_blueprint_version) or choose another name`)),
         ],
-        reply: (_created, reply, { args }) => {
-          if ((args as { dryRun?: unknown } | undefined)?.dryRun === true) reply.status(200);
-        },
+        reply: (_created, { args }) => ((args as { dryRun?: unknown } | undefined)?.dryRun === true ? { status: 200 } : {}),
       },
       tool: {
         title: 'Create a blueprint',
@@ -268,8 +264,8 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
         const { name } = readable(CreateBlueprintDto, raw);
         return { raw, name: typeof name === 'string' ? name : undefined };
       },
-      target: ({ name }) => blueprint(name),
-      call: (blueprints, { raw }, _input, access) => blueprints.create(access, raw),
+      target: byName,
+      call: (blueprints, { raw }, _command, access) => blueprints.create(access, raw),
     }),
     defineOperation({
       name: 'save_blueprint_version',
@@ -304,8 +300,8 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
         readable(SaveBlueprintVersionDto, raw);
         return { name, raw };
       },
-      target: ({ name }) => blueprint(name),
-      call: (blueprints, { name, raw }, _input, access) => blueprints.save(access, name, raw),
+      target: byName,
+      call: (blueprints, { name, raw }, _command, access) => blueprints.save(access, name, raw),
     }),
     defineOperation({
       name: 'rollback_blueprint',
@@ -334,9 +330,9 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: { ...refOnly, args: RollbackBlueprintDto },
       service: BlueprintsService,
-      read: nameAnd(RollbackBlueprintDto),
-      target: ({ name }) => blueprint(name),
-      call: (blueprints, { name, command }, _input, access) => blueprints.rollback(access, name, command),
+      read: (input) => nameAnd(RollbackBlueprintDto, input),
+      target: byName,
+      call: (blueprints, { name, command }, _command, access) => blueprints.rollback(access, name, command),
     }),
     defineOperation({
       name: 'rename_blueprint',
@@ -365,9 +361,9 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: { ...refOnly, args: RenameBlueprintDto },
       service: BlueprintsService,
-      read: nameAnd(RenameBlueprintDto),
-      target: ({ name }) => blueprint(name),
-      call: (blueprints, { name, command }, _input, access) => blueprints.rename(access, name, command),
+      read: (input) => nameAnd(RenameBlueprintDto, input),
+      target: byName,
+      call: (blueprints, { name, command }, _command, access) => blueprints.rename(access, name, command),
     }),
     defineOperation({
       name: 'delete_blueprint',
@@ -398,10 +394,9 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: refOnly,
       service: BlueprintsService,
-      read: ({ path }) => parseInput(BlueprintRefDto, path).name,
-      target: (name) => blueprint(name),
-      call: (blueprints, name, _input, access) => blueprints.delete(access, name),
-      confirm: (name) => `delete_blueprint deletes blueprint ${name} with all its versions and stops serving its tool ${name}.`,
+      target: byName,
+      call: (blueprints, { name }, _command, access) => blueprints.delete(access, name),
+      confirm: ({ name }) => `delete_blueprint deletes blueprint ${name} with all its versions and stops serving its tool ${name}.`,
     }),
     defineOperation({
       name: 'validate_blueprint',
@@ -436,7 +431,7 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
         const { name } = readable(ValidateBlueprintDto, args);
         return { raw: args, name: typeof name === 'string' ? name : '' };
       },
-      target: ({ name }) => blueprint(name),
+      target: byName,
       call: (blueprints, { raw }) => blueprints.validate(raw),
     }),
     defineOperation({
@@ -468,9 +463,8 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: refOnly,
       service: BlueprintsService,
-      read: ({ path }) => parseInput(BlueprintRefDto, path).name,
-      target: (name) => blueprint(name),
-      call: (blueprints, name, _input, access) => blueprints.referees(access, name),
+      target: byName,
+      call: (blueprints, { name }, _command, access) => blueprints.referees(access, name),
     }),
     defineOperation({
       name: 'upgrade_blueprint_agents',
@@ -505,9 +499,9 @@ export const BLUEPRINT_OPERATIONS: OperationSet = {
       },
       input: { ...refOnly, args: UpgradeBlueprintAgentsDto },
       service: BlueprintsService,
-      read: nameAnd(UpgradeBlueprintAgentsDto),
-      target: ({ name }) => blueprint(name),
-      call: (blueprints, { name, command }, _input, access) => blueprints.upgrade(access, name, command),
+      read: (input) => nameAnd(UpgradeBlueprintAgentsDto, input),
+      target: byName,
+      call: (blueprints, { name, command }, _command, access) => blueprints.upgrade(access, name, command),
       confirm: ({ name }) => `upgrade_blueprint_agents upgrades with helm every agent made from an older version of blueprint ${name} to its active version, each as an update_agent.`,
     }),
   ],

@@ -3,10 +3,12 @@ import { ModuleRef } from '@nestjs/core';
 import { Caller, OperationContexts } from '@app/common';
 import { McpRegistry, type ToolSpec } from '@app/mcp';
 import { recordableActor } from './actor.js';
-import { acceptedFields } from './input.js';
+import type { Type } from '@nestjs/common';
+import { acceptedFields, parseInput } from './input.js';
+import { foldWriteHeaders } from './write-headers.js';
 import { AgentAccess } from './access.js';
 import { answerForCaller, forCaller } from './redaction.js';
-import type { OperationDescriptor, OperationInput, OperationSet } from './operation.js';
+import type { AccessTarget, OperationDescriptor, OperationInput, OperationInputs, OperationSet, TargetOf } from './operation.js';
 
 /**
  * The one wrapper both doors run an operation through (MCP-Nest's per-tool guard, immich's
@@ -28,17 +30,22 @@ export class OperationDoors {
   /**
    * One call of `operation`, whichever door it came through. The caller is made a value here, once,
    * from what the door verified (its operation context): the policy, the service and the write
-   * runner are given it; nothing below reads who calls from the context.
+   * runner are given it; nothing below reads who calls from the context. What the descriptor
+   * declares as data (its input DTOs, target, write headers) is read here, so the one call into
+   * the operation's own file is `call` (and a `read`, `target`, `authorize` or `confirm` that
+   * computes).
    */
   async run(operation: OperationDescriptor, input: OperationInput): Promise<unknown> {
     const access = this.access.for(Caller.current());
     try {
-      const read = await operation.read(input);
+      const read = operation.read ? await operation.read(input) : readDeclared(operation.input, input);
       if (operation.authorize) await operation.authorize(access, read);
-      else await access.authorize(operation.name, operation.target?.(read) ?? {});
+      else await access.authorize(operation.name, targetOf(operation.target, read));
       const service = this.modules.get(operation.service, { strict: false });
       await this.confirmed(operation, read, service, input);
-      return answerForCaller(await operation.call(service, read, input, access), access.isAdmin());
+      const command = operation.read ? undefined : commandDeclared(operation.input, input);
+      if (operation.writeHeaders) foldWriteHeaders((command ?? read) as WriteCommand, input.headers, operation.writeHeaders);
+      return answerForCaller(await operation.call(service, read, command, access), access.isAdmin());
     } catch (error) {
       throw forCaller(error, access.isAdmin());
     }
@@ -113,14 +120,40 @@ export class OperationDoors {
  * A tool call's arguments as the operation's input: the fields of the path DTO (REST's path) are
  * the path, the others what REST reads from the body or query. An operation that reads nothing
  * but its path gets every argument there, so an argument it does not take is refused by name.
+ * No write headers: the arguments carry requestId and expectedVersion.
  */
 function mcpInput(operation: OperationDescriptor, args: Record<string, unknown>): OperationInput {
-  const headers = () => ({});
   const { path, args: rest } = operation.input;
-  if (!path) return { path: {}, args, headers };
-  if (!rest) return { path: args, args: undefined, headers };
+  if (!path) return { path: {}, args };
+  if (!rest) return { path: args, args: undefined };
   const keys = acceptedFields(path);
   const named = Object.fromEntries(keys.map((key) => [key, args[key]]));
   const others = Object.fromEntries(Object.entries(args).filter(([key]) => !keys.includes(key)));
-  return { path: named, args: others, headers };
+  return { path: named, args: others };
+}
+
+/** What a write command carries of the write headers. */
+type WriteCommand = { requestId?: string; expectedVersion?: number };
+
+/** What an operation without `read` reads before the policy: its path DTO, else its args DTO, else nothing. */
+function readDeclared(inputs: OperationInputs, input: OperationInput): unknown {
+  if (inputs.path) return parseInput(inputs.path as Type<object>, input.path);
+  if (inputs.args) return parseInput(inputs.args as Type<object>, input.args ?? {});
+  return undefined;
+}
+
+/** What an operation without `read` reads once the policy agreed: the args DTO of one that also has a path (an update's fields). */
+function commandDeclared(inputs: OperationInputs, input: OperationInput): unknown {
+  return inputs.path && inputs.args ? parseInput(inputs.args as Type<object>, input.args ?? {}) : undefined;
+}
+
+/** The policy's target, from what the descriptor declares (TargetOf) and what was read. */
+function targetOf(target: TargetOf<unknown> | undefined, read: unknown): AccessTarget {
+  if (target === undefined) return {};
+  if (typeof target === 'function') return target(read);
+  if (target === 'read' || target === 'namespace') {
+    const { namespace, name } = (read ?? {}) as AccessTarget;
+    return target === 'read' ? { namespace, name } : { namespace };
+  }
+  return target;
 }

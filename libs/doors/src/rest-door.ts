@@ -22,7 +22,6 @@ import { Observable } from 'rxjs';
 import { Authenticator } from '@app/auth';
 import { ApiExtraModels, ApiTags, AppError, OperationContexts, type NewOperationContext } from '@app/common';
 import { isRecordableActor } from './actor.js';
-import type { WriteHeaders } from './write-headers.js';
 import { ErrorResponseDto } from './error-response.dto.js';
 import type { OperationDescriptor, OperationInput, OperationSet } from './operation.js';
 import { OperationDoors } from './operation-doors.js';
@@ -147,7 +146,11 @@ function route(prototype: object, operation: OperationDescriptor): void {
   ROUTES[rest.method](rest.path)(prototype, key, descriptor);
 }
 
-/** One REST call: its input from the path, body or query and headers, through OperationDoors; status and ETag from the answer. */
+/**
+ * One REST call: its input from the path, body or query, and the write headers as sent (data:
+ * OperationDoors parses them for the operations that take them), through OperationDoors; then the
+ * route's reply, data from the answer: status, ETag, Location, or a text instead of the JSON.
+ */
 async function restCall(doors: OperationDoors, operation: OperationDescriptor, req: Request, res: Response): Promise<unknown> {
   const rest = operation.rest!;
   if (rest.strict) {
@@ -155,40 +158,17 @@ async function restCall(doors: OperationDoors, operation: OperationDescriptor, r
     else queryOnly(req);
   }
   const query = (req.query ?? {}) as Record<string, unknown>;
-  const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query, { body: req.body as unknown, header: (name) => req.header(name) });
-  const input: OperationInput = { path: req.params, args, headers: () => writeHeaders(req) };
+  const args = rest.args === 'body' ? (req.body as unknown) : rest.args === 'query' ? req.query : rest.args?.(query, { body: req.body as unknown, headers: req.headers });
+  const input: OperationInput = { path: req.params, args, headers: { idempotencyKey: req.header('idempotency-key'), ifMatch: req.header('if-match') } };
   const answer = await doors.run(operation, input);
-  const text = rest.reply?.(answer, { status: (code) => res.status(code), etag: (agent) => agent && res.setHeader('ETag', `"${agent.version}"`), location: (path) => res.setHeader('Location', path) }, input);
-  // Most replies are one-expression arrows whose value is not a text (res.setHeader returns res).
-  if (!isText(text)) return answer;
+  if (!rest.reply) return answer;
+  const { status, etag, location, text } = rest.reply(answer, input);
+  if (status !== undefined) res.status(status);
+  if (etag !== undefined) res.setHeader('ETag', `"${etag}"`);
+  if (location !== undefined) res.setHeader('Location', location);
+  if (!text) return answer;
   res.setHeader('Content-Type', text.contentType);
   return text.text;
-}
-
-function isText(value: unknown): value is { contentType: string; text: string } {
-  return typeof value === 'object' && value !== null && typeof (value as { contentType?: unknown }).contentType === 'string' && typeof (value as { text?: unknown }).text === 'string';
-}
-
-/** The write headers: Idempotency-Key and If-Match (an ETag from this API: "<version>"). */
-function writeHeaders(req: Request): WriteHeaders {
-  const key = req.header('idempotency-key');
-  const ifMatch = req.header('if-match');
-  if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw AppError.invalid([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters, e.g. a UUID' }]);
-  }
-  let expectedVersion: number | undefined;
-  if (ifMatch !== undefined && ifMatch.trim() !== '*') {
-    const match = /^(W\/)?(?:"(\d{1,10})"|(\d{1,10}))$/.exec(ifMatch.trim());
-    if (!match) throw AppError.invalid([{ path: 'If-Match', message: 'If-Match must be the ETag of the agent, e.g. "3" (see the ETag header of GET)' }]);
-    // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches. This API hands out strong ones only.
-    if (match[1]) {
-      throw new AppError('precondition_failed', `If-Match ${ifMatch.trim()} is a weak ETag, which never matches If-Match (a strong comparison): send the agent's ETag as GET gives it, e.g. "${match[2] ?? match[3]}"`, [
-        { path: 'If-Match', message: 'a weak ETag never matches' },
-      ]);
-    }
-    expectedVersion = Number(match[2] ?? match[3]);
-  }
-  return { idempotencyKey: key, expectedVersion };
 }
 
 /** X-Actor as sent (UTF-8; Node hands headers over as latin1), refused when it cannot name anyone. */

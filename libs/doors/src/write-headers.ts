@@ -6,6 +6,42 @@ export interface WriteHeaders {
   expectedVersion?: number;
 }
 
+/** The write headers as a REST request sent them (Idempotency-Key, If-Match), not yet parsed: data the door hands on. */
+export interface RawWriteHeaders {
+  idempotencyKey?: string;
+  ifMatch?: string;
+}
+
+/**
+ * A write command with the transport's write headers folded in, those of `takes` only: the raw
+ * headers are parsed first, all of them (a malformed one is refused whichever the write takes),
+ * then folded by withWriteHeaders. The one step OperationDoors runs once the policy agreed.
+ */
+export function foldWriteHeaders<T extends { requestId?: string; expectedVersion?: number }>(command: T, raw: RawWriteHeaders | undefined, takes: readonly (keyof WriteHeaders)[]): T {
+  const parsed = parseWriteHeaders(raw ?? {});
+  return withWriteHeaders(command, Object.fromEntries(takes.map((header) => [header, parsed[header]])));
+}
+
+/** The write headers: Idempotency-Key and If-Match (an ETag from this API: "<version>"). */
+export function parseWriteHeaders({ idempotencyKey: key, ifMatch }: RawWriteHeaders): WriteHeaders {
+  if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw AppError.invalid([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters, e.g. a UUID' }]);
+  }
+  let expectedVersion: number | undefined;
+  if (ifMatch !== undefined && ifMatch.trim() !== '*') {
+    const match = /^(W\/)?(?:"(\d{1,10})"|(\d{1,10}))$/.exec(ifMatch.trim());
+    if (!match) throw AppError.invalid([{ path: 'If-Match', message: 'If-Match must be the ETag of the agent, e.g. "3" (see the ETag header of GET)' }]);
+    // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches. This API hands out strong ones only.
+    if (match[1]) {
+      throw new AppError('precondition_failed', `If-Match ${ifMatch.trim()} is a weak ETag, which never matches If-Match (a strong comparison): send the agent's ETag as GET gives it, e.g. "${match[2] ?? match[3]}"`, [
+        { path: 'If-Match', message: 'a weak ETag never matches' },
+      ]);
+    }
+    expectedVersion = Number(match[2] ?? match[3]);
+  }
+  return { idempotencyKey: key, expectedVersion };
+}
+
 /**
  * A write command with the transport's headers folded in (REST's Idempotency-Key and If-Match);
  * a header and its argument twin (requestId, expectedVersion) must agree when both are sent.

@@ -1,6 +1,6 @@
 import { parse } from 'yaml';
 import { ApiBody, ApiConsumes, ApiOperation, ApiQuery, ApiResponse } from '@app/common';
-import { defineOperation, errorExample, ErrorResponseDto, parseInput, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, ErrorResponseDto, type OperationSet } from '@app/doors';
 import { ExportQueryDto, ExportResultDto, ImportRequestDto, ImportResultDto } from './transfer.dto.js';
 import { TransferService } from './transfer.service.js';
 
@@ -25,8 +25,8 @@ function flag(value: unknown): unknown {
 }
 
 /** The export's query: lists repeated, history a flag, the format by ?format= or else by Accept. */
-function exportArgs(query: Record<string, unknown>, request: { header(name: string): string | undefined }): Record<string, unknown> {
-  const accept = request.header('accept') ?? '';
+function exportArgs(query: Record<string, unknown>, request: { headers: Record<string, string | string[] | undefined> }): Record<string, unknown> {
+  const accept = [request.headers.accept ?? ''].flat().join(', ');
   const format = query.format ?? (/application\/json/.test(accept) && !/yaml/.test(accept) ? 'json' : undefined);
   return {
     ...query,
@@ -86,8 +86,7 @@ export const IMPORT_AGENTS = defineOperation({
   },
   input: { args: ImportRequestDto },
   service: TransferService,
-  read: ({ args }) => parseInput(ImportRequestDto, args ?? {}),
-  call: (transfer, input, _input, access) => transfer.import(access, input),
+  call: (transfer, input, _command, access) => transfer.import(access, input),
   confirm: (input) =>
     input.dryRun ? undefined : `import_agents writes the agents and blueprints of the document as you (creates, updates${input.prune ? ', and deletes the agents of its selection it no longer lists' : ''}).`,
 });
@@ -131,10 +130,10 @@ export const TRANSFER_OPERATIONS: OperationSet = {
           invalidDocument,
           forbidden('export_agents', 'on "*" (an admin\'s: it reads every namespace)'),
         ],
-        reply: (answer, reply, input) => {
+        reply: (answer, input) => {
           const { yaml } = answer as ExportResultDto;
           const format = (input.args as { format?: string }).format;
-          return format === 'json' ? { contentType: 'application/json; charset=utf-8', text: `${JSON.stringify(parse(yaml), null, 2)}\n` } : { contentType: 'application/yaml; charset=utf-8', text: yaml };
+          return { text: format === 'json' ? { contentType: 'application/json; charset=utf-8', text: `${JSON.stringify(parse(yaml), null, 2)}\n` } : { contentType: 'application/yaml; charset=utf-8', text: yaml } };
         },
       },
       tool: {
@@ -147,8 +146,7 @@ export const TRANSFER_OPERATIONS: OperationSet = {
       },
       input: { args: ExportQueryDto },
       service: TransferService,
-      read: ({ args }) => parseInput(ExportQueryDto, args ?? {}),
-      target: () => ({ namespace: '*' }),
+      target: { namespace: '*' },
       call: async (transfer, query) => {
         const { document, yaml } = await transfer.export(query);
         return { yaml, agents: document.agents.length, blueprints: document.blueprints.length } satisfies ExportResultDto;

@@ -1,7 +1,6 @@
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@app/common';
 import type { ToolHints, ToolsetDeclaration } from '@app/mcp';
 import { readValidateCommand } from './validate-command.js';
-import { withWriteHeaders, type RestReply } from '@app/doors';
 import {
   AgentRefDto,
   CreateAgentDto,
@@ -16,7 +15,6 @@ import {
   UpdateAgentDto,
   ValidateAgentDto,
 } from './requests.dto.js';
-import { parseInput } from '@app/doors';
 import {
   agentPath,
   CREATE_ERRORS,
@@ -50,7 +48,7 @@ import {
 } from './responses.dto.js';
 import { AgentsService } from '../application/agents.service.js';
 import { RevisionDiffs } from '../application/revision-diffs.service.js';
-import { defineOperation, errorExample, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, replies, type OperationSet } from '@app/doors';
 import { ServiceInfoService } from '../application/service-info.service.js';
 
 const READ_STORE: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -97,15 +95,8 @@ export const AGENT_TOOLSETS: readonly ToolsetDeclaration[] = [
 
 const PROPOSAL_DOC = 'An approval rule of the policy made this write a proposal (docs/approvals.md): nothing was applied; status is pending_approval, change names it and Location is where to follow it (GET /api/v1/changes/{id})';
 
-/** A write an approval rule made a proposal: 202 Accepted, Location: the change (docs/approvals.md). */
-function proposed(change: { location: string }, reply: RestReply): void {
-  reply.status(202);
-  reply.location(change.location);
-}
-
 /** The agent named in the path (REST) or by namespace and name (MCP), read before the policy is asked: a refusal and its journal entry always name a valid agent. */
 const agentRef = { path: AgentRefDto };
-const readRef = ({ path }: { path: Record<string, unknown> }) => parseInput(AgentRefDto, path);
 
 /**
  * The agent operations of docs/contract.md §3, each declared once: its REST route, its MCP tool,
@@ -141,8 +132,7 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: {},
       service: ServiceInfoService,
-      read: () => undefined,
-      call: (info, _read, _input, access) => info.info({ paths: access.isAdmin() }),
+      call: (info, _read, _command, access) => info.info({ paths: access.isAdmin() }),
     }),
     defineOperation({
       name: 'list_agents',
@@ -172,9 +162,8 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { args: ListAgentsQueryDto },
       service: AgentsService,
-      read: ({ args }) => parseInput(ListAgentsQueryDto, args ?? {}),
-      target: (query) => ({ namespace: query.namespace }),
-      call: (agents, query, _input, access) => agents.list(query, { namespaceLike: access.namespaceLike('list_agents') }),
+      target: 'namespace',
+      call: (agents, query, _command, access) => agents.list(query, { namespaceLike: access.namespaceLike('list_agents') }),
     }),
     defineOperation({
       name: 'get_agent',
@@ -193,7 +182,7 @@ export const AGENT_OPERATIONS: OperationSet = {
           ApiResponse({ status: 200, description: 'The agent (ETag: its version)', type: AgentDto }),
           errors(READ_ERRORS),
         ],
-        reply: (agent: AgentDto, reply) => reply.etag(agent),
+        reply: replies.agent,
       },
       tool: {
         title: 'Get an agent',
@@ -205,8 +194,7 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: agentRef,
       service: AgentsService,
-      read: readRef,
-      target: (ref) => ref,
+      target: 'read',
       call: (agents, ref) => agents.get(ref),
     }),
     defineOperation({
@@ -237,9 +225,8 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: agentRef,
       service: AgentsService,
-      read: readRef,
-      target: (ref) => ref,
-      call: (agents, ref, _input, access) => agents.status(ref, { admin: access.isAdmin() }),
+      target: 'read',
+      call: (agents, ref, _command, access) => agents.status(ref, { admin: access.isAdmin() }),
     }),
     defineOperation({
       name: 'list_agent_revisions',
@@ -273,9 +260,8 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { ...agentRef, args: RevisionsQueryDto },
       service: AgentsService,
-      read: readRef,
-      target: (ref) => ref,
-      call: (agents, ref, { args }) => agents.revisions(ref, parseInput(RevisionsQueryDto, args ?? {})),
+      target: 'read',
+      call: (agents, ref, query) => agents.revisions(ref, query),
     }),
     defineOperation({
       name: 'diff_agent_revisions',
@@ -311,9 +297,8 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { ...agentRef, args: RevisionDiffQueryDto },
       service: RevisionDiffs,
-      read: readRef,
-      target: (ref) => ref,
-      call: (diffs, ref, { args }) => diffs.diff(ref, parseInput(RevisionDiffQueryDto, args ?? {})),
+      target: 'read',
+      call: (diffs, ref, query) => diffs.diff(ref, query),
     }),
     defineOperation({
       name: 'validate_agent',
@@ -372,11 +357,7 @@ export const AGENT_OPERATIONS: OperationSet = {
           ApiResponse({ status: 202, description: PROPOSAL_DOC, type: CreateResultDto }),
           errors(CREATE_ERRORS),
         ],
-        reply: (result: CreateResultDto, reply) => {
-          if (result.change) return proposed(result.change, reply);
-          reply.status(result.dryRun ? 200 : 201);
-          reply.etag(result.agent);
-        },
+        reply: replies.created,
       },
       tool: {
         title: 'Create an agent',
@@ -391,9 +372,9 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { args: CreateAgentDto },
       service: AgentsService,
-      read: ({ args }) => parseInput(CreateAgentDto, args),
-      target: (input) => input,
-      call: (agents, input, { headers }, access) => agents.create(access.caller, withWriteHeaders(input, { idempotencyKey: headers().idempotencyKey })),
+      target: 'read',
+      writeHeaders: ['idempotencyKey'],
+      call: (agents, input, _command, access) => agents.create(access.caller, input),
     }),
     defineOperation({
       name: 'update_agent',
@@ -418,7 +399,7 @@ export const AGENT_OPERATIONS: OperationSet = {
           ApiResponse({ status: 202, description: PROPOSAL_DOC, type: UpdateResultDto }),
           errors(WRITE_ERRORS),
         ],
-        reply: (result: UpdateResultDto, reply) => (result.change ? proposed(result.change, reply) : reply.etag(result.agent)),
+        reply: replies.written,
       },
       tool: {
         title: 'Update an agent',
@@ -432,9 +413,9 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { ...agentRef, args: UpdateAgentDto },
       service: AgentsService,
-      read: readRef,
-      target: (ref) => ref,
-      call: (agents, ref, { args, headers }, access) => agents.update(access.caller, ref, withWriteHeaders(parseInput(UpdateAgentDto, args), headers())),
+      target: 'read',
+      writeHeaders: ['idempotencyKey', 'expectedVersion'],
+      call: (agents, ref, command, access) => agents.update(access.caller, ref, command),
     }),
     defineOperation({
       name: 'delete_agent',
@@ -444,7 +425,7 @@ export const AGENT_OPERATIONS: OperationSet = {
         path: 'agents/:namespace/:name',
         args: deleteArgs,
         strict: true,
-        reply: (result: DeleteResultDto, reply) => result.change && proposed(result.change, reply),
+        reply: replies.removed,
         openapi: [
           ApiOperation({
             operationId: 'deleteAgent',
@@ -476,9 +457,9 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { ...agentRef, args: DeleteAgentDto },
       service: AgentsService,
-      read: readRef,
-      target: (ref) => ref,
-      call: (agents, ref, { args, headers }, access) => agents.delete(access.caller, ref, withWriteHeaders(parseInput(DeleteAgentDto, args), headers())),
+      target: 'read',
+      writeHeaders: ['idempotencyKey', 'expectedVersion'],
+      call: (agents, ref, command, access) => agents.delete(access.caller, ref, command),
       confirm: ({ namespace, name }) =>
         `delete_agent uninstalls the helm release of agent ${namespace}/${name}: its Agent leaves the cluster; its record and revisions stay in the store (as deleted).`,
     }),
@@ -506,7 +487,7 @@ export const AGENT_OPERATIONS: OperationSet = {
           ApiResponse({ status: 202, description: PROPOSAL_DOC, type: RollbackResultDto }),
           errors(WRITE_ERRORS),
         ],
-        reply: (result: RollbackResultDto, reply) => (result.change ? proposed(result.change, reply) : reply.etag(result.agent)),
+        reply: replies.written,
       },
       tool: {
         title: 'Roll back an agent',
@@ -519,9 +500,9 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { ...agentRef, args: RollbackAgentDto },
       service: AgentsService,
-      read: readRef,
-      target: (ref) => ref,
-      call: (agents, ref, { args, headers }, access) => agents.rollback(access.caller, ref, withWriteHeaders(parseInput(RollbackAgentDto, args), headers())),
+      target: 'read',
+      writeHeaders: ['idempotencyKey', 'expectedVersion'],
+      call: (agents, ref, command, access) => agents.rollback(access.caller, ref, command),
       confirm: (ref: AgentRefDto, agents: AgentsService, { args }) => rollbackSummary(agents, ref, (args as { revision?: unknown } | undefined)?.revision),
     }),
     defineOperation({
@@ -556,9 +537,8 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { args: ListOperationsQueryDto },
       service: AgentsService,
-      read: ({ args }) => parseInput(ListOperationsQueryDto, args ?? {}),
-      target: (query) => ({ namespace: query.namespace }),
-      call: (agents, query, _input, access) =>
+      target: 'namespace',
+      call: (agents, query, _command, access) =>
         agents.operations(query, { namespacePatterns: access.namespacePatterns('list_operations'), reader: access.journalReader() }),
     }),
     defineOperation({
@@ -593,12 +573,11 @@ export const AGENT_OPERATIONS: OperationSet = {
       },
       input: { path: OperationRefDto },
       service: AgentsService,
-      read: ({ path }) => parseInput(OperationRefDto, path).id,
       authorize: async (access) => {
         // Reading the journal somewhere is the grant; where the entry is decides below, unseen ids and unreadable ones alike 404.
         if (!access.isAllowed('get_operation') && !access.isAllowed('list_operations')) await access.authorize('get_operation', {});
       },
-      call: (agents, id, _input, access) =>
+      call: (agents, { id }, _command, access) =>
         agents.operation(id, {
           visible: (namespace) => access.isAllowed('get_operation', namespace) || access.isAllowed('list_operations', namespace),
           reader: access.journalReader(),

@@ -1,6 +1,6 @@
 import { ApiOperation, ApiParam, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
-import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, type OperationSet } from '@app/doors';
 import { error, invalid } from '../api/agents.openapi.js';
 import { ChangeDecisionDto, ChangeDto, ChangeListDto, ChangeRefDto, ListChangesQueryDto } from './changes.dto.js';
 import { ChangesService } from './changes.service.js';
@@ -54,8 +54,7 @@ function decision(name: 'approve_change' | 'reject_change' | 'withdraw_change', 
     },
     input: { path: ChangeRefDto, args: ChangeDecisionDto },
     service: ChangesService,
-    read: ({ path }) => parseInput(ChangeRefDto, path),
-    call: (changes, ref, { args }, access) => changes[method](access, ref, parseInput(ChangeDecisionDto, args ?? {})),
+    call: (changes, ref, decision, access) => changes[method](access, ref, decision),
   });
 }
 
@@ -89,8 +88,7 @@ export const CHANGE_OPERATIONS: OperationSet = {
       },
       input: { args: ListChangesQueryDto },
       service: ChangesService,
-      read: ({ args }) => parseInput(ListChangesQueryDto, args ?? {}),
-      call: (changes, query, _input, access) => changes.list(access, query),
+      call: (changes, query, _command, access) => changes.list(access, query),
     }),
     defineOperation({
       name: 'get_change',
@@ -115,8 +113,7 @@ export const CHANGE_OPERATIONS: OperationSet = {
       },
       input: { path: ChangeRefDto },
       service: ChangesService,
-      read: ({ path }) => parseInput(ChangeRefDto, path),
-      call: (changes, ref, _input, access) => changes.get(access, ref),
+      call: (changes, ref, _command, access) => changes.get(access, ref),
     }),
     decision(
       'approve_change',

@@ -1,5 +1,5 @@
 import { ApiOperation, ApiResponse } from '@app/common';
-import { defineOperation, parseInput, type OperationSet } from '@app/doors';
+import { defineOperation, type OperationSet } from '@app/doors';
 import { error, EXAMPLES, queryOf } from '../api/agents.openapi.js';
 import { ChangeEventPageDto, ListEventsQueryDto } from './events.dto.js';
 import { ChangeEvents } from './events.service.js';
@@ -43,8 +43,7 @@ export const EVENT_OPERATIONS: OperationSet = {
       },
       input: { args: ListEventsQueryDto },
       service: ChangeEvents,
-      read: ({ args }) => parseInput(ListEventsQueryDto, args ?? {}),
-      target: () => ({ namespace: '*' }),
+      target: { namespace: '*' },
       call: (events, query) => events.list(query),
     }),
   ],

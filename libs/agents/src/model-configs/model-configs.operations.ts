@@ -1,5 +1,5 @@
 import { ApiOperation, ApiParam, ApiResponse } from '@app/common';
-import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, type OperationSet } from '@app/doors';
 import { error, EXAMPLES } from '../api/agents.openapi.js';
 import { NAMESPACE_SCHEMA } from '../api/requests.dto.js';
 import { ModelConfigListDto, ModelConfigsPathDto } from './model-configs.dto.js';
@@ -58,8 +58,7 @@ export const MODEL_CONFIG_OPERATIONS: OperationSet = {
       },
       input: { path: ModelConfigsPathDto },
       service: ModelConfigsService,
-      read: ({ path }) => parseInput(ModelConfigsPathDto, path),
-      target: ({ namespace }) => ({ namespace }),
+      target: 'namespace',
       call: (modelConfigs, { namespace }) => modelConfigs.list(namespace),
     }),
   ],

@@ -1,6 +1,6 @@
 import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
 import type { ToolHints } from '@app/mcp';
-import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, type OperationSet } from '@app/doors';
 import { error, EXAMPLES } from '../api/agents.openapi.js';
 import { PresetsValidationDto, PRESETS_EXAMPLE, ToolsetPresetListDto, ValidateToolsetPresetsDto } from './presets.dto.js';
 import { PresetSource } from './preset-source.js';
@@ -43,8 +43,7 @@ export const PRESET_OPERATIONS: OperationSet = {
       },
       input: {},
       service: PresetSource,
-      read: () => undefined,
-      call: async (presets, _read, _input, access) => presets.list({ paths: access.isAdmin() }),
+      call: async (presets, _read, _command, access) => presets.list({ paths: access.isAdmin() }),
     }),
     defineOperation({
       name: 'validate_toolset_presets',
@@ -88,7 +87,6 @@ export const PRESET_OPERATIONS: OperationSet = {
       },
       input: { args: ValidateToolsetPresetsDto },
       service: PresetSource,
-      read: ({ args }) => parseInput(ValidateToolsetPresetsDto, args ?? {}),
       call: async (presets, input) => presets.validate(input),
     }),
   ],

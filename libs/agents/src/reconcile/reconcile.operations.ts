@@ -1,7 +1,7 @@
 import { ApiBody, ApiOperation, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
 import { REQUEST_EXAMPLES } from '../api/requests.dto.js';
-import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, type OperationSet } from '@app/doors';
 import { AGENT, error, EXAMPLES, invalid } from '../api/agents.openapi.js';
 import { AdoptAgentDto, AdoptResultDto, ReconcileRequestDto, ReconcileResultDto } from './reconcile.dto.js';
 import { Reconciler } from './reconcile.service.js';
@@ -58,9 +58,8 @@ export const RECONCILE_OPERATIONS: OperationSet = {
       },
       input: { args: ReconcileRequestDto },
       service: Reconciler,
-      read: ({ args }) => parseInput(ReconcileRequestDto, args ?? {}),
       target: (input) => ({ namespace: input.namespace ?? '*', name: input.name }),
-      call: (reconciler, input, _input, access) => reconciler.reconcile(access.caller, input),
+      call: (reconciler, input, _command, access) => reconciler.reconcile(access.caller, input),
       confirm: (input) =>
         `reconcile_agents acts on ${input.name ? `agent ${input.namespace}/${input.name}` : input.namespace ? `every agent in ${input.namespace}` : 'every agent'} by the decision table: it may uninstall or re-install half-installed releases and roll back changes helm left pending.`,
     }),
@@ -102,9 +101,8 @@ export const RECONCILE_OPERATIONS: OperationSet = {
       },
       input: { args: AdoptAgentDto },
       service: Reconciler,
-      read: ({ args }) => parseInput(AdoptAgentDto, args ?? {}),
-      target: (input) => input,
-      call: (reconciler, input, _input, access) => reconciler.adopt(access.caller, input),
+      target: 'read',
+      call: (reconciler, input, _command, access) => reconciler.adopt(access.caller, input),
     }),
   ],
 };

@@ -1,6 +1,6 @@
 import { ApiBody, ApiOperation, ApiParam, ApiResponse } from '@app/common';
 import type { ToolsetDeclaration } from '@app/mcp';
-import { defineOperation, errorExample, parseInput, type OperationSet } from '@app/doors';
+import { defineOperation, errorExample, type OperationSet } from '@app/doors';
 import { error, EXAMPLES, invalid } from '../api/agents.openapi.js';
 import { ListRolloutsQueryDto, RolloutDto, RolloutListDto, RolloutRefDto, StartRolloutDto, StartRolloutResultDto } from './rollouts.dto.js';
 import { FleetRollouts } from './rollouts.service.js';
@@ -60,9 +60,8 @@ function step(name: 'pause_fleet_rollout' | 'resume_fleet_rollout' | 'cancel_fle
     },
     input: { path: RolloutRefDto },
     service: FleetRollouts,
-    read: ({ path }) => parseInput(RolloutRefDto, path),
-    target: () => ({ namespace: '*' }),
-    call: (rollouts, ref, _input, access) => rollouts[method](access.caller, ref),
+    target: { namespace: '*' },
+    call: (rollouts, ref, _command, access) => rollouts[method](access.caller, ref),
     confirm:
       method === 'cancel'
         ? (ref) => `cancel_fleet_rollout stops rollout ${ref.id}: agents it has not moved yet stay on their chart; agents it moved are not moved back.`
@@ -99,10 +98,9 @@ export const ROLLOUT_OPERATIONS: OperationSet = {
           invalid,
           error(502, "backend_error: helm failed rendering the plan (a dry run); the message is helm's", EXAMPLES.backend),
         ],
-        reply: (answer, reply) => {
+        reply: (answer) => {
           const { rollout } = answer as StartRolloutResultDto;
-          if (rollout?.state === 'running') reply.location(`/api/v1/fleet/rollouts/${rollout.id}`);
-          else reply.status(200);
+          return rollout?.state === 'running' ? { location: `/api/v1/fleet/rollouts/${rollout.id}` } : { status: 200 };
         },
       },
       tool: {
@@ -115,11 +113,10 @@ export const ROLLOUT_OPERATIONS: OperationSet = {
       },
       input: { args: StartRolloutDto },
       service: FleetRollouts,
-      read: ({ args }) => parseInput(StartRolloutDto, args ?? {}),
       authorize: async (access, input) => {
         for (const namespace of input.selector?.namespaces?.length ? input.selector.namespaces : ['*']) await access.authorize('start_fleet_rollout', { namespace });
       },
-      call: (rollouts, input, _input, access) => rollouts.start(access.caller, input),
+      call: (rollouts, input, _command, access) => rollouts.start(access.caller, input),
       confirm: (input) => `start_fleet_rollout upgrades with helm, wave by wave (${(input.waves ?? [1, 5]).join(', ')}), the agents ${selectorSummary(input.selector)} to ${input.chart ?? 'the configured chart'}${input.version ? ` ${input.version}` : ''}.`,
     }),
     defineOperation({
@@ -145,8 +142,7 @@ export const ROLLOUT_OPERATIONS: OperationSet = {
       },
       input: { path: RolloutRefDto },
       service: FleetRollouts,
-      read: ({ path }) => parseInput(RolloutRefDto, path),
-      target: () => ({ namespace: '*' }),
+      target: { namespace: '*' },
       call: (rollouts, ref) => rollouts.get(ref),
     }),
     defineOperation({
@@ -171,8 +167,7 @@ export const ROLLOUT_OPERATIONS: OperationSet = {
       },
       input: { args: ListRolloutsQueryDto },
       service: FleetRollouts,
-      read: ({ args }) => parseInput(ListRolloutsQueryDto, args ?? {}),
-      target: () => ({ namespace: '*' }),
+      target: { namespace: '*' },
       call: (rollouts, query) => rollouts.list(query),
     }),
     step('pause_fleet_rollout', 'paused', 'Pause a rollout between agents', 'Stops a running rollout after the agents being moved now; resume_fleet_rollout moves it on from there.'),
