@@ -3,12 +3,14 @@ import { AppConfig, AppError, OperationContexts, PeriodicSweep } from '@app/comm
 import { ChartSources, HelmClient } from '@app/helm';
 import { Tracing } from '@app/telemetry';
 import { AgentsRepository } from '../persistence/agents.repository.js';
-import type { OperationRecord } from '../persistence/records.js';
+import type { AgentRecord, OperationRecord } from '../persistence/records.js';
 import { decideRecovery } from '../domain/recovery-decision.js';
 import { AgentBusy, AgentLock } from '../runner/agent-lock.js';
 import { configuredChart } from '../runner/configured-chart.js';
 import { IdempotencyGate } from '../runner/idempotency-gate.js';
 import type { AgentHolding, AgentWriteStore } from '../runner/ports.js';
+import { recordWrite } from '../runner/record-write.js';
+import type { RecordOf } from '../runner/write-plan.js';
 
 /**
  * What became of an interrupted write; `undecided` says why it stays pending and what to do,
@@ -167,34 +169,30 @@ export class OperationRecovery implements OnApplicationBootstrap, OnModuleDestro
     );
     if (decision.action === 'fail') return this.fail(op, decision.why);
     if (decision.action === 'wait') return this.heldPending(op, decision.heldPending, decision.revision);
-    const intent = op.intent;
     try {
-      if (decision.what === 'delete' && agent) {
-        await this.repository.recordDelete(agent, op.id, op.actor);
-      } else if (decision.what === 'create' && intent && info) {
-        // The chart the create installed, as its intent names it: the live create would have recorded the same.
-        const chart = intent.chart ?? (await configuredChart(this.config, this.charts));
-        await this.repository.recordCreate(op.namespace, op.name, chart, {
-          spec: intent.spec, values: intent.values, helmRevision: info.revision, kind: 'create', actor: op.actor, operationId: op.id, origin: intent.origin,
-        });
-      } else if (decision.what === 'change' && agent && intent && info) {
-        await this.repository.recordChange(agent, {
-          spec: intent.spec,
-          values: intent.values,
-          helmRevision: info.revision,
-          kind: op.kind === 'rollback' ? 'rollback' : 'update',
-          actor: op.actor,
-          operationId: op.id,
-          rolledBackTo: intent.rolledBackTo,
-          origin: intent.origin,
-          chart: intent.chart,
-        });
-      }
+      const record = await this.landedRecord(op, decision.what, agent, info !== null);
+      if (record) await recordWrite(this.repository, record, { namespace: op.namespace, name: op.name, helmRevision: info?.revision ?? null, values: null, actor: op.actor, operationId: op.id });
       return this.done(op, 'landed');
     } catch (error) {
       this.logger.warn(`resolving operation ${op.id} failed, it stays pending: ${(error as Error).message}`);
       return { undecided: `recording what helm holds failed (${(error as Error).message}); retry shortly` };
     }
+  }
+
+  /**
+   * What a write that landed records, from its intent (what it meant to write), as the live write
+   * would have recorded it: a create with the chart it installed (its intent's; one journaled
+   * without it by an earlier version, with the chart writes use now), a change with the chart it
+   * applied. Null when there is nothing to record (no agent, no intent, or no release).
+   */
+  private async landedRecord(op: OperationRecord, what: 'create' | 'change' | 'delete', agent: AgentRecord | null, released: boolean): Promise<RecordOf | null> {
+    const intent = op.intent;
+    if (what === 'delete') return agent && { delete: { agent } };
+    if (!intent || !released) return null;
+    const { spec, values, origin, chart } = intent;
+    if (what === 'create') return { create: { spec, values, origin, chart: chart ?? (await configuredChart(this.config, this.charts)) } };
+    if (!agent) return null;
+    return { change: { agent, spec, values, kind: op.kind === 'rollback' ? 'rollback' : 'update', rolledBackTo: intent.rolledBackTo, origin, chart } };
   }
 
   private heldPending(op: OperationRecord, status: string, revision: number): Resolution {

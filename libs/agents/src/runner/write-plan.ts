@@ -81,7 +81,7 @@ export type Change =
   | { run(operationId: string): Promise<Applied> };
 
 /**
- * What is recorded once the change landed, as data; the runner adds what helm applied (its
+ * What is recorded once the change landed, as data (recorded by record-write.ts); the runner adds what helm applied (its
  * revision and values, `values` when helm reports none), the actor and the operation, and closes
  * the operation as succeeded in the same transaction. `chart` absent: the chart the change applied.
  */
@@ -91,8 +91,10 @@ export type RecordOf =
   | { delete: { agent: AgentRecord } }
   /** The agent moved to another version of its blueprint, its values the same: no revision. */
   | { originMove: { agent: AgentRecord; origin: AgentOrigin } }
-  /** A record no data shape describes (an adoption's history, a reconcile action's outcome). */
-  | { run(applied: Applied, operationId: string): Promise<unknown> };
+  /** No agent change: the operation closed as succeeded (a reconcile action that uninstalled a half-release). */
+  | { nothing: true }
+  /** A release the store did not know, its helm history (oldest first) recorded as revisions. */
+  | { adoption: { chart: { ref: string; version?: string }; history: { values: ChartValues; helmRevision: number }[] } };
 
 /** A write a plan decided: what to journal, the change, what to record. */
 export interface Write {

@@ -14,6 +14,7 @@ import { AgentLock, type HeldLease, type LockMode } from './agent-lock.js';
 import { configuredChart } from './configured-chart.js';
 import { IdempotencyGate, type ClaimedKey } from './idempotency-gate.js';
 import type { AgentHolding, AgentWriteStore } from './ports.js';
+import { recordWrite } from './record-write.js';
 import { ShutdownGate } from './shutdown-gate.js';
 import { UncertainWrite } from './uncertain-write.js';
 import type { Applied, Change, Found, PlanTools, RecordOf, Write, WritePlan } from './write-plan.js';
@@ -231,20 +232,10 @@ export class WriteRunner {
     return change.run(operationId);
   }
 
-  /** What a plan decided to record, with what was applied, by whom and in which operation. */
+  /** What a plan decided to record (record-write.ts), with what was applied, by whom and in which operation. */
   private recordOf<D extends Write, A>(plan: WritePlan<D, A>, tools: PlanTools, record: RecordOf, applied: Applied, operationId: string): Promise<unknown> {
-    const { actor } = tools.caller;
-    if ('create' in record) {
-      const { chart = tools.chart, ...fields } = record.create;
-      return this.repository.recordCreate(plan.namespace, plan.name, chart, { ...fields, values: applied.values ?? fields.values, helmRevision: applied.helmRevision, kind: 'create', actor, operationId });
-    }
-    if ('change' in record) {
-      const { agent, chart = applied.chart, ...fields } = record.change;
-      return this.repository.recordChange(agent, { ...fields, values: applied.values ?? fields.values, helmRevision: applied.helmRevision, actor, operationId, ...(chart && { chart }) });
-    }
-    if ('delete' in record) return this.repository.recordDelete(record.delete.agent, operationId, actor);
-    if ('originMove' in record) return this.repository.recordOriginMove(record.originMove.agent, record.originMove.origin, operationId);
-    return record.run(applied, operationId);
+    const { namespace, name } = plan;
+    return recordWrite(this.repository, record, { namespace, name, helmRevision: applied.helmRevision, values: applied.values, chart: tools.chart, applied: applied.chart, actor: tools.caller.actor, operationId });
   }
 
   /** The answer of an earlier run of this request that recorded its outcome but could not answer (it crashed, or the store failed). */

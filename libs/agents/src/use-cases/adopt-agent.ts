@@ -1,7 +1,6 @@
 import { AppError } from '@app/common';
 import type { HelmReleases, ListedRelease, ReleaseRef, ReleaseRevision } from '@app/helm';
 import { chartValuesOf } from '../persistence/records.js';
-import type { AppliedChange } from '../persistence/agents.repository.js';
 import type { AgentDto } from '../api/responses.dto.js';
 import { specOf } from '../domain/agent-spec.js';
 import type { WritePlan, Write } from '../runner/write-plan.js';
@@ -77,15 +76,7 @@ export function adoptAgent(releases: HelmReleases, ref: ReleaseRef & { dryRun?: 
           step: `checks passed: recording release ${namespace}/${name} and its ${revisions.length} revision(s) from helm`,
         },
         change: { none: { helmRevision: current.revision, values, manifests: '' } },
-        record: {
-          run: (_applied, operationId) => {
-            const changes: AppliedChange[] = history.map((r, at) => {
-              const values = chartValuesOf(r.values);
-              return { spec: specOf(values), values, helmRevision: r.revision, kind: at === 0 ? 'create' : 'update', actor: tools.caller.actor, operationId };
-            });
-            return tools.repository.recordAdoption(namespace, name, { ref: tools.chart.source ?? tools.chart.ref, version }, changes, operationId);
-          },
-        },
+        record: { adoption: { chart: { ref: tools.chart.source ?? tools.chart.ref, version }, history: history.map((r) => ({ values: chartValuesOf(r.values), helmRevision: r.revision })) } },
       };
     },
     preview: async ({ revisions }) => ({ dryRun: true, agent: null, revisions }),

@@ -1,9 +1,8 @@
 import type { ReleaseRef } from '@app/helm';
 import { chartValuesOf, type AgentRecord, type OperationRecord } from '../persistence/records.js';
-import type { AppliedChange } from '../persistence/agents.repository.js';
-import { specOf, type ChartValues, type OperationIntent, type OperationKind } from '../domain/agent-spec.js';
+import type { OperationIntent, OperationKind } from '../domain/agent-spec.js';
 import type { ReconcileAction } from '../domain/recovery-decision.js';
-import type { Applied, JournalEntry, PlanTools, Write, WritePlan } from '../runner/write-plan.js';
+import type { Applied, JournalEntry, PlanTools, RecordOf, Write, WritePlan } from '../runner/write-plan.js';
 
 export interface ReconcileItem {
   namespace: string;
@@ -43,9 +42,6 @@ export function reconcileAgent(parts: ReconcileParts, ref: ReleaseRef, dryRun: b
   const item = ({ action }: Decided, done: boolean): ReconcileItem => ({
     ...ref, action: action.action, detail: describe(action), done, ...(action.action === 'report' ? { finding: action.finding } : {}),
   });
-  const change = (tools: PlanTools, values: ChartValues, helmRevision: number | null, kind: AppliedChange['kind'], operationId: string): AppliedChange => ({
-    spec: specOf(values), values, helmRevision, kind, actor: tools.caller.actor, operationId,
-  });
   return {
     kind: 'update',
     operation: 'reconcile_agents',
@@ -61,7 +57,7 @@ export function reconcileAgent(parts: ReconcileParts, ref: ReleaseRef, dryRun: b
         ...decided,
         journal: journal(decided),
         change: { run: (operationId) => apply(tools, decided, operationId) },
-        record: { run: (applied, operationId) => record(tools, decided, applied, operationId) },
+        record: record(decided),
       };
     },
     unchanged: async (decided) => (decided.action.action === 'none' || decided.action.action === 'report' ? item(decided, false) : undefined),
@@ -115,19 +111,19 @@ export function reconcileAgent(parts: ReconcileParts, ref: ReleaseRef, dryRun: b
     }
   }
 
-  async function record(tools: PlanTools, { action, agent, intent }: Decided, applied: Applied, operationId: string): Promise<unknown> {
-    const values = applied.values!;
+  /** What the action records, as data (record-write.ts); helm's values and revision come from what it applied. */
+  function record({ action, agent, intent }: Decided): RecordOf {
     if (action.action === 'record-create' || (action.action === 'reinstall' && !agent)) {
-      // A create that landed is recorded with the chart it installed (its intent's, journaled by create-agent.ts); a reinstall with the one it used now.
-      const chart = (action.action === 'record-create' ? intent!.chart : undefined) ?? tools.chart;
-      return tools.repository.recordCreate(ref.namespace, ref.name, chart, { ...change(tools, values, applied.helmRevision, 'create', operationId), spec: intent!.spec, origin: intent!.origin });
+      // A create that landed is recorded with the chart it installed (its intent's, journaled by the runner); a reinstall with the one it used now.
+      const chart = action.action === 'record-create' ? intent!.chart : undefined;
+      return { create: { spec: intent!.spec, values: intent!.values, origin: intent!.origin, ...(chart && { chart }) } };
     }
     if (action.action === 'reinstall' && agent) {
-      const source = action.from === 'record' ? { spec: agent.spec } : { spec: intent!.spec, origin: intent!.origin };
-      return tools.repository.recordChange(agent, { ...change(tools, values, applied.helmRevision, action.from === 'record' ? 'update' : 'create', operationId), ...source });
+      const fromRecord = action.from === 'record';
+      return { change: { agent, spec: fromRecord ? agent.spec : intent!.spec, values: fromRecord ? agent.values : intent!.values, kind: fromRecord ? 'update' : 'create', ...(!fromRecord && { origin: intent!.origin }) } };
     }
-    if (action.action === 'rollback' && agent) return tools.repository.recordChange(agent, { ...change(tools, values, applied.helmRevision, 'rollback', operationId), spec: agent.spec });
-    return tools.repository.succeedOperation(operationId);
+    if (action.action === 'rollback' && agent) return { change: { agent, spec: agent.spec, values: agent.values, kind: 'rollback' } };
+    return { nothing: true };
   }
 
   async function after(tools: PlanTools, action: ReconcileAction, intent: Decided['intent'], operationId: string): Promise<void> {
