@@ -33,7 +33,7 @@ describe('recordWrite: every outcome recorded from data', () => {
     expect(changed).toMatchObject({ revision: 2, version: agent.version + 1, helmRevision: 2, values: { description: 'as helm reports it' }, chart: { version: '0.7.0' } });
   });
 
-  it('records a delete, an origin move and nothing at all, each closing its operation', async () => {
+  it('records nothing at all (the operation closed as succeeded) and a delete (the agent kept as deleted)', async () => {
     const store = new FakeAgentStore();
     const agent = (await recordWrite(store, { create: { spec: SPEC, values: WRITTEN } }, await journaled(store, 'a')))!;
     const none = await journaled(store, 'half-release');
