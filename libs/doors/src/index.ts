@@ -33,5 +33,4 @@ export {
   Optional,
   WholeNumberText,
 } from './validators.js';
-export { foldWriteHeaders, parseWriteHeaders, withWriteHeaders } from './write-headers.js';
 export type { RawWriteHeaders, WriteHeaders } from './write-headers.js';

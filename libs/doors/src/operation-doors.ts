@@ -5,7 +5,7 @@ import { McpRegistry, type ToolSpec } from '@app/mcp';
 import { recordableActor } from './actor.js';
 import type { Type } from '@nestjs/common';
 import { acceptedFields, parseInput } from './input.js';
-import { foldWriteHeaders } from './write-headers.js';
+import { foldWriteHeaders, type WriteCommand } from './write-headers.js';
 import { AgentAccess } from './access.js';
 import { answerForCaller, forCaller } from './redaction.js';
 import type { AccessTarget, OperationDescriptor, OperationInput, OperationInputs, OperationSet, TargetOf } from './operation.js';
@@ -131,9 +131,6 @@ function mcpInput(operation: OperationDescriptor, args: Record<string, unknown>)
   const others = Object.fromEntries(Object.entries(args).filter(([key]) => !keys.includes(key)));
   return { path: named, args: others };
 }
-
-/** What a write command carries of the write headers. */
-type WriteCommand = { requestId?: string; expectedVersion?: number };
 
 /** What an operation without `read` reads before the policy: its path DTO, else its args DTO, else nothing. */
 function readDeclared(inputs: OperationInputs, input: OperationInput): unknown {

@@ -6,6 +6,12 @@ export interface WriteHeaders {
   expectedVersion?: number;
 }
 
+/** What a write command carries of the write headers: the idempotency key and the expected version. */
+export interface WriteCommand {
+  requestId?: string;
+  expectedVersion?: number;
+}
+
 /** The write headers as a REST request sent them (Idempotency-Key, If-Match), not yet parsed: data the door hands on. */
 export interface RawWriteHeaders {
   idempotencyKey?: string;
@@ -17,7 +23,7 @@ export interface RawWriteHeaders {
  * headers are parsed first, all of them (a malformed one is refused whichever the write takes),
  * then folded by withWriteHeaders. The one step OperationDoors runs once the policy agreed.
  */
-export function foldWriteHeaders<T extends { requestId?: string; expectedVersion?: number }>(command: T, raw: RawWriteHeaders | undefined, takes: readonly (keyof WriteHeaders)[]): T {
+export function foldWriteHeaders<T extends WriteCommand>(command: T, raw: RawWriteHeaders | undefined, takes: readonly (keyof WriteHeaders)[]): T {
   const parsed = parseWriteHeaders(raw ?? {});
   return withWriteHeaders(command, Object.fromEntries(takes.map((header) => [header, parsed[header]])));
 }
@@ -46,7 +52,7 @@ export function parseWriteHeaders({ idempotencyKey: key, ifMatch }: RawWriteHead
  * A write command with the transport's headers folded in (REST's Idempotency-Key and If-Match);
  * a header and its argument twin (requestId, expectedVersion) must agree when both are sent.
  */
-export function withWriteHeaders<T extends { requestId?: string; expectedVersion?: number }>(command: T, headers: WriteHeaders): T {
+function withWriteHeaders<T extends WriteCommand>(command: T, headers: WriteHeaders): T {
   if (headers.idempotencyKey !== undefined) {
     if (command.requestId !== undefined && command.requestId !== headers.idempotencyKey) {
       throw AppError.invalid([{ path: 'requestId', message: 'requestId and the Idempotency-Key header differ: send one of them' }]);
