@@ -1,6 +1,7 @@
 // npm test: also on PostgreSQL — the repository's queries, paging, labels and revision numbering
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { TestClock } from '@app/common';
 import { Store } from '@app/store';
 import { freshDatabaseUrl, type FreshDatabase } from '../../../../test/support/test-app.js';
 import type { CursorKey } from '../api/cursors.js';
@@ -88,6 +89,30 @@ describe(AgentsRepository.name, () => {
     await expect(repository.recordChange(first, applied)).rejects.toThrow(/no longer pending/);
     expect((await repository.revisions(agent.id)).map((r) => r.revision)).toEqual([1, 2]);
     expect((await repository.findActive('n', 'twice'))?.version).toBe(first.version);
+  });
+
+  it("closes an operation at the store's time, the one its readers compare with, also on a clock moved forward", async () => {
+    // an MCP task follows its journal entry once the entry finished RESULT_GRACE_MS before the store's now():
+    // an entry closed at the host's time while the clock ran ahead read as long finished, too early
+    const clock = new TestClock();
+    const ahead = await Store.open(db.url, undefined, clock);
+    try {
+      const moved = new AgentsRepository(ahead);
+      clock.advance(3_600_000);
+      const agent = await create('n', 'ahead');
+      const [succeeded, failed] = [randomUUID(), randomUUID()];
+      await moved.startOperation({ id: succeeded, kind: 'update', namespace: 'n', name: 'ahead', agentId: agent.id, request: {}, actor: 't', owner: 'r' });
+      await moved.recordChange(agent, { spec, values, helmRevision: 2, kind: 'update', actor: 't', operationId: succeeded });
+      await moved.startOperation({ id: failed, kind: 'update', namespace: 'n', name: 'ahead', agentId: agent.id, request: {}, actor: 't', owner: 'r' });
+      await moved.failOperation(failed, 'backend_error', 'helm failed');
+      const now = (await ahead.now()).getTime();
+      for (const id of [succeeded, failed]) {
+        const { finishedAt } = await ahead.client.operation.findUniqueOrThrow({ where: { id } });
+        expect(Math.abs(now - (finishedAt?.getTime() ?? 0))).toBeLessThan(60_000);
+      }
+    } finally {
+      await ahead.client.$disconnect();
+    }
   });
 
   describe('listPage', () => {

@@ -204,8 +204,24 @@ export class AgentsRepository implements AgentWriteStore {
 
   /** Closes a pending operation as failed; false when it was no longer pending. */
   async failOperation(id: string, errorCode: string, errorMessage: string): Promise<boolean> {
-    const closed = await this.db.operation.updateMany({ where: { id, state: 'pending' }, data: { state: 'failed', errorCode, errorMessage, finishedAt: new Date() } });
+    const closed = await this.db.operation.updateMany({ where: { id, state: 'pending' }, data: { state: 'failed', errorCode, errorMessage, finishedAt: this.store.clock.now() } });
     return closed.count === 1;
+  }
+
+  /**
+   * Closes a pending operation as succeeded inside a record transaction; an operation someone
+   * already closed aborts the transaction, so a change is never recorded twice. Its finishedAt is
+   * the store's clock, the one readers compare it with (an MCP task's grace, the journal's ages).
+   */
+  private async closeSucceeded(tx: Pick<StoreClient, 'operation'>, id: string, data: { agentId?: string; helmRevision?: number | null }): Promise<OperationRecord> {
+    try {
+      return toOperationRecord(await tx.operation.update({ where: { id, state: 'pending' }, data: { ...data, state: 'succeeded', finishedAt: this.store.clock.now() } }));
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') {
+        throw new Error(`operation ${id} is no longer pending: it was recorded or closed elsewhere`, { cause: error });
+      }
+      throw error;
+    }
   }
 
   /**
@@ -238,7 +254,7 @@ export class AgentsRepository implements AgentWriteStore {
       });
       await tx.agentLabel.createMany({ data: labelRows(agent, change.spec) });
       await tx.agentRevision.create({ data: revisionData(id, 1, change) });
-      const closed = await closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
+      const closed = await this.closeSucceeded(tx, change.operationId, { agentId: id, helmRevision: change.helmRevision });
       const recorded = toAgentRecord(agent);
       await appendEvent(tx, agentEvent('created', recorded, closed, { before: null, after: change.spec }));
       return { ...recorded, lastOperation: closed };
@@ -269,7 +285,7 @@ export class AgentsRepository implements AgentWriteStore {
         await tx.agentLabel.createMany({ data: labelRows(updated, change.spec) });
       }
       await tx.agentRevision.create({ data: revisionData(agent.id, revision, change) });
-      const closed = await closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
+      const closed = await this.closeSucceeded(tx, change.operationId, { helmRevision: change.helmRevision });
       const recorded = toAgentRecord(updated);
       const kind = change.kind === 'rollback' ? 'rolled_back' : 'updated';
       await appendEvent(tx, agentEvent(kind, recorded, closed, { before: agent.spec, after: change.spec }, change.rolledBackTo !== undefined ? { rolledBackTo: change.rolledBackTo } : {}));
@@ -285,7 +301,7 @@ export class AgentsRepository implements AgentWriteStore {
         data: { state: 'deleted', activeKey: null, deletedAt: new Date(), updatedBy: actor, version: { increment: 1 } },
       });
       await tx.agentLabel.updateMany({ where: { agentId: agent.id }, data: { state: 'deleted' } });
-      const closed = await closeSucceeded(tx, operationId, {});
+      const closed = await this.closeSucceeded(tx, operationId, {});
       const recorded = toAgentRecord(deleted);
       await appendEvent(tx, agentEvent('deleted', recorded, closed, { before: agent.spec, after: null }));
       return { ...recorded, lastOperation: closed };
@@ -309,7 +325,7 @@ export class AgentsRepository implements AgentWriteStore {
     return this.db.$transaction(async (tx) => {
       const now = await originNow(tx, origin);
       if (now) await tx.$executeRaw`UPDATE "Agent" SET "blueprintName" = ${now.blueprint}, "blueprintVersion" = ${now.version} WHERE "id" = ${agent.id}`;
-      const closed = await closeSucceeded(tx, operationId, {});
+      const closed = await this.closeSucceeded(tx, operationId, {});
       const moved = toAgentRecord(await tx.agent.findUniqueOrThrow({ where: { id: agent.id } }));
       await appendEvent(tx, agentEvent('updated', moved, closed, { before: agent.spec, after: moved.spec }, { originMovedFrom: agent.origin }));
       return { ...moved, lastOperation: closed };
@@ -355,7 +371,7 @@ export class AgentsRepository implements AgentWriteStore {
   /** Closes a pending operation as succeeded that records no agent change (an uninstall of a half-release). */
   async succeedOperation(id: string): Promise<void> {
     await this.db.$transaction(async (tx) => {
-      const closed = await closeSucceeded(tx, id, {});
+      const closed = await this.closeSucceeded(tx, id, {});
       const agent = closed.agentId ? await tx.agent.findUnique({ where: { id: closed.agentId } }) : null;
       const subject = agent ? toAgentRecord(agent) : { id: closed.agentId ?? '', namespace: closed.namespace, name: closed.name, version: 0, revision: 0, helmRevision: null };
       await appendEvent(tx, agentEvent('reconciled', subject, closed, { before: null, after: null }, { releaseRemoved: true }));
@@ -379,7 +395,7 @@ export class AgentsRepository implements AgentWriteStore {
       });
       await tx.agentLabel.createMany({ data: labelRows(agent, current.spec) });
       for (const [at, change] of history.entries()) await tx.agentRevision.create({ data: revisionData(id, at + 1, change) });
-      const closed = await closeSucceeded(tx, operationId, { agentId: id, helmRevision: current.helmRevision });
+      const closed = await this.closeSucceeded(tx, operationId, { agentId: id, helmRevision: current.helmRevision });
       const recorded = toAgentRecord(agent);
       await appendEvent(tx, agentEvent('adopted', recorded, closed, { before: null, after: current.spec }, { revisions: history.length }));
       return { ...recorded, lastOperation: closed };
@@ -626,20 +642,6 @@ function labelRows(agent: AgentRow, spec: AgentSpec) {
   }));
 }
 
-/**
- * Closes a pending operation as succeeded inside a record transaction; an operation someone
- * already closed aborts the transaction, so a change is never recorded twice.
- */
-async function closeSucceeded(tx: Pick<StoreClient, 'operation'>, id: string, data: { agentId?: string; helmRevision?: number | null }): Promise<OperationRecord> {
-  try {
-    return toOperationRecord(await tx.operation.update({ where: { id, state: 'pending' }, data: { ...data, state: 'succeeded', finishedAt: new Date() } }));
-  } catch (error) {
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') {
-      throw new Error(`operation ${id} is no longer pending: it was recorded or closed elsewhere`, { cause: error });
-    }
-    throw error;
-  }
-}
 
 function activeKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
