@@ -44,7 +44,8 @@ export class OperationDoors {
       const service = this.modules.get(operation.service, { strict: false });
       await this.confirmed(operation, read, service, input);
       const command = operation.read ? undefined : commandDeclared(operation.input, input);
-      if (operation.writeHeaders) foldWriteHeaders((command ?? read) as WriteCommand, input.headers, operation.writeHeaders);
+      const written = (command ?? read) as WriteCommand;
+      if (operation.writeHeaders) Object.assign(written, foldWriteHeaders({ requestId: written.requestId, expectedVersion: written.expectedVersion }, input.headers, operation.writeHeaders));
       return answerForCaller(await operation.call(service, read, command, access), access.isAdmin());
     } catch (error) {
       throw forCaller(error, access.isAdmin());

@@ -19,13 +19,15 @@ export interface RawWriteHeaders {
 }
 
 /**
- * A write command with the transport's write headers folded in, those of `takes` only: the raw
- * headers are parsed first, all of them (a malformed one is refused whichever the write takes),
- * then folded by withWriteHeaders. The one step OperationDoors runs once the policy agreed.
+ * The write command's idempotency key and expected version once the transport's write headers,
+ * those of `takes` only, are folded in: the raw headers are parsed first, all of them (a
+ * malformed one is refused whichever the write takes), then agreed with the arguments sent. It
+ * sees those two arguments only, never the rest of the command. The one step OperationDoors runs
+ * once the policy agreed.
  */
-export function foldWriteHeaders<T extends WriteCommand>(command: T, raw: RawWriteHeaders | undefined, takes: readonly (keyof WriteHeaders)[]): T {
+export function foldWriteHeaders(sent: WriteCommand, raw: RawWriteHeaders | undefined, takes: readonly (keyof WriteHeaders)[]): WriteCommand {
   const parsed = parseWriteHeaders(raw ?? {});
-  return withWriteHeaders(command, Object.fromEntries(takes.map((header) => [header, parsed[header]])));
+  return withWriteHeaders(sent, Object.fromEntries(takes.map((header) => [header, parsed[header]])));
 }
 
 /** The write headers: Idempotency-Key and If-Match (an ETag from this API: "<version>"). */
@@ -49,21 +51,18 @@ export function parseWriteHeaders({ idempotencyKey: key, ifMatch }: RawWriteHead
 }
 
 /**
- * A write command with the transport's headers folded in (REST's Idempotency-Key and If-Match);
- * a header and its argument twin (requestId, expectedVersion) must agree when both are sent.
+ * A write command's two header arguments with the transport's headers folded in (REST's
+ * Idempotency-Key and If-Match); a header and its argument twin (requestId, expectedVersion) must
+ * agree when both are sent.
  */
-function withWriteHeaders<T extends WriteCommand>(command: T, headers: WriteHeaders): T {
-  if (headers.idempotencyKey !== undefined) {
-    if (command.requestId !== undefined && command.requestId !== headers.idempotencyKey) {
-      throw AppError.invalid([{ path: 'requestId', message: 'requestId and the Idempotency-Key header differ: send one of them' }]);
-    }
-    command.requestId = headers.idempotencyKey;
+function withWriteHeaders({ requestId, expectedVersion }: WriteCommand, headers: WriteHeaders): WriteCommand {
+  if (headers.idempotencyKey !== undefined && requestId !== undefined && requestId !== headers.idempotencyKey) {
+    throw AppError.invalid([{ path: 'requestId', message: 'requestId and the Idempotency-Key header differ: send one of them' }]);
   }
-  if (headers.expectedVersion !== undefined) {
-    if (command.expectedVersion !== undefined && command.expectedVersion !== headers.expectedVersion) {
-      throw AppError.invalid([{ path: 'expectedVersion', message: 'expectedVersion and the If-Match header differ: send one of them' }]);
-    }
-    command.expectedVersion = headers.expectedVersion;
+  if (headers.expectedVersion !== undefined && expectedVersion !== undefined && expectedVersion !== headers.expectedVersion) {
+    throw AppError.invalid([{ path: 'expectedVersion', message: 'expectedVersion and the If-Match header differ: send one of them' }]);
   }
-  return command;
+  const key = headers.idempotencyKey ?? requestId;
+  const version = headers.expectedVersion ?? expectedVersion;
+  return { ...(key !== undefined && { requestId: key }), ...(version !== undefined && { expectedVersion: version }) };
 }

@@ -22,7 +22,7 @@ import type {
   ValidateResultDto,
 } from '../api/responses.dto.js';
 import { pickSpec, toChartValues, type AgentOrigin, type AgentSpec, type ChartValues } from '../domain/agent-spec.js';
-import { ChangeGate } from '../changes/change-gate.js';
+import { ChangeGate, type Proposal } from '../changes/change-gate.js';
 import { chartIdentity } from '../domain/chart-identity.js';
 import { chartMajor } from '../domain/chart-migrations.js';
 import { agentView, problems, revisionView } from '../api/views.js';
@@ -131,18 +131,14 @@ export class AgentsService {
   async create(caller: Caller, input: CreateAgentDto, origin?: AgentOrigin): Promise<CreateResultDto> {
     const warnings = this.checkPresets(input.toolset);
     const ref = { namespace: input.namespace, name: input.name };
-    const proposed = await this.changes?.propose<CreateResultDto>(
-      caller,
-      {
-        operation: 'create_agent', ...ref, input: { ...input }, origin: origin && { ...origin },
-        dryRun: async () => {
-          const answer = withWarnings(await this.runner.run(caller, createAgent({ ...input, dryRun: true }, origin)), warnings);
-          return { answer, plannedVersion: null, before: null, after: answer.values, warnings: answer.warnings };
-        },
-        render: (values) => this.render(ref, values),
+    const proposed = await this.proposed<CreateResultDto>(caller, 'create_agent', ref, input.dryRun, () => ({
+      ...ref, input: { ...input }, origin: origin && { ...origin },
+      dryRun: async () => {
+        const answer = withWarnings(await this.runner.run(caller, createAgent({ ...input, dryRun: true }, origin)), warnings);
+        return { answer, plannedVersion: null, before: null, after: answer.values, warnings: answer.warnings };
       },
-      input.dryRun,
-    );
+      render: (values) => this.render(ref, values),
+    }));
     if (proposed) return proposed;
     return withWarnings(await this.runner.run(caller, createAgent(input, origin)), warnings);
   }
@@ -151,20 +147,26 @@ export class AgentsService {
   async update(caller: Caller, ref: AgentRefDto, input: UpdateAgentDto, origin?: AgentOrigin): Promise<UpdateResultDto> {
     const warnings = this.checkPresets(input.toolset);
     const chart = await this.chartOf(ref);
-    const proposed = await this.changes?.propose<UpdateResultDto>(
-      caller,
-      {
-        operation: 'update_agent', ...ref, input: { ...input }, origin: origin && { ...origin },
-        dryRun: async () => {
-          const answer = withWarnings(await this.runner.run(caller, updateAgent(ref, { ...input, dryRun: true }, origin), { chart }), warnings);
-          return { answer, plannedVersion: answer.agent.version, before: answer.before, after: answer.after, warnings: answer.warnings };
-        },
-        render: (values) => this.render(ref, values, chart),
+    const proposed = await this.proposed<UpdateResultDto>(caller, 'update_agent', ref, input.dryRun, () => ({
+      ...ref, input: { ...input }, origin: origin && { ...origin },
+      dryRun: async () => {
+        const answer = withWarnings(await this.runner.run(caller, updateAgent(ref, { ...input, dryRun: true }, origin), { chart }), warnings);
+        return { answer, plannedVersion: answer.agent.version, before: answer.before, after: answer.after, warnings: answer.warnings };
       },
-      input.dryRun,
-    );
+      render: (values) => this.render(ref, values, chart),
+    }));
     if (proposed) return proposed;
     return withWarnings(await this.runner.run(caller, updateAgent(ref, input, origin), { chart }), warnings);
+  }
+
+  /**
+   * The write as a proposal when an approval rule selects it (docs/approvals.md); undefined when
+   * it runs now. The gate decides on the operation and namespace; it is handed the write only
+   * when a rule selected it.
+   */
+  private async proposed<A extends object>(caller: Caller, operation: string, ref: AgentRefDto, dryRun: boolean | undefined, write: () => Omit<Proposal, 'operation'>): Promise<A | undefined> {
+    const rule = this.changes?.ruleFor(caller, operation, ref.namespace, dryRun);
+    return rule && this.changes?.propose<A>(caller, rule, { operation, ...write() });
   }
 
   /** The manifests `values` render to with the chart a write would use ('' for none): a proposal's diff. */
@@ -198,35 +200,27 @@ export class AgentsService {
   }
 
   async delete(caller: Caller, ref: AgentRefDto, input: DeleteAgentDto): Promise<DeleteResultDto> {
-    const proposed = await this.changes?.propose<DeleteResultDto>(
-      caller,
-      {
-        operation: 'delete_agent', ...ref, input: { ...input },
-        dryRun: async () => {
-          const answer = await this.runner.run(caller, deleteAgent(ref, { ...input, dryRun: true }));
-          return { answer, plannedVersion: answer.deleted.version, before: answer.deleted.values, after: null, warnings: [] };
-        },
-        render: (values) => this.render(ref, values),
+    const proposed = await this.proposed<DeleteResultDto>(caller, 'delete_agent', ref, input.dryRun, () => ({
+      ...ref, input: { ...input },
+      dryRun: async () => {
+        const answer = await this.runner.run(caller, deleteAgent(ref, { ...input, dryRun: true }));
+        return { answer, plannedVersion: answer.deleted.version, before: answer.deleted.values, after: null, warnings: [] };
       },
-      input.dryRun,
-    );
+      render: (values) => this.render(ref, values),
+    }));
     return proposed ?? this.runner.run(caller, deleteAgent(ref, input));
   }
 
   async rollback(caller: Caller, ref: AgentRefDto, input: RollbackAgentDto): Promise<RollbackResultDto> {
     const chart = await this.chartOf(ref);
-    const proposed = await this.changes?.propose<RollbackResultDto>(
-      caller,
-      {
-        operation: 'rollback_agent', ...ref, input: { ...input },
-        dryRun: async () => {
-          const answer = await this.runner.run(caller, rollbackAgent(ref, { ...input, dryRun: true }), { chart });
-          return { answer, plannedVersion: answer.agent.version, before: answer.before, after: answer.after, warnings: [] };
-        },
-        render: (values) => this.render(ref, values, chart),
+    const proposed = await this.proposed<RollbackResultDto>(caller, 'rollback_agent', ref, input.dryRun, () => ({
+      ...ref, input: { ...input },
+      dryRun: async () => {
+        const answer = await this.runner.run(caller, rollbackAgent(ref, { ...input, dryRun: true }), { chart });
+        return { answer, plannedVersion: answer.agent.version, before: answer.before, after: answer.after, warnings: [] };
       },
-      input.dryRun,
-    );
+      render: (values) => this.render(ref, values, chart),
+    }));
     return proposed ?? this.runner.run(caller, rollbackAgent(ref, input), { chart });
   }
 

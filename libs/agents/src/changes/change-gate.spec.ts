@@ -41,7 +41,7 @@ function proposal(operation: string): Proposal {
 describe('ChangeGate.propose on a release someone else owns', () => {
   it.each(['update_agent', 'delete_agent', 'rollback_agent'])('refuses a proposed %s with gitops_owned, storing no change', async (operation) => {
     const { gate: g, created } = gate({ live: { labels: FLUX_LABELS } });
-    const refused = await g.propose(caller, proposal(operation), undefined).catch((error: unknown) => error);
+    const refused = await g.propose(caller, RULE, proposal(operation)).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(AppError);
     expect((refused as AppError).code).toBe('gitops_owned');
     expect((refused as AppError).message).toContain('flux-apps/agents-hr');
@@ -50,14 +50,14 @@ describe('ChangeGate.propose on a release someone else owns', () => {
 
   it('stores the proposal when nobody else owns the release', async () => {
     const { gate: g, created } = gate({ live: { labels: {} } });
-    const answer = await g.propose<{ status: string }>(caller, proposal('update_agent'), undefined);
+    const answer = await g.propose<{ status: string }>(caller, RULE, proposal('update_agent'));
     expect(answer?.status).toBe('pending_approval');
     expect(created).toHaveLength(1);
   });
 
   it('does not ask who owns a release a create has not made yet', async () => {
     const { gate: g, created } = gate({ live: { labels: FLUX_LABELS } });
-    const answer = await g.propose<{ status: string }>(caller, proposal('create_agent'), undefined);
+    const answer = await g.propose<{ status: string }>(caller, RULE, proposal('create_agent'));
     expect(answer?.status).toBe('pending_approval');
     expect(created).toHaveLength(1);
   });

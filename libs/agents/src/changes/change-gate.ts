@@ -36,7 +36,8 @@ export const changeLocation = (id: string) => `/api/v1/changes/${id}`;
 
 /**
  * Where a write that an approval rule selects becomes a proposal instead of running (docs/contract.md §11, docs/approvals.md):
- * the services call `propose` before the write runner, so both doors answer alike. A write carrying
+ * the services ask `ruleFor` before the write runner, and hand the write to `propose` when a rule
+ * selects it, so both doors answer alike. A write carrying
  * out an approved change (`caller.change`) and a dry run pass as today.
  */
 @Injectable()
@@ -64,13 +65,11 @@ export class ChangeGate {
   }
 
   /**
-   * The write as a proposal when a rule selects it: its dry run's answer with `status:
-   * pending_approval` and the change; undefined when it runs now. An update that would change
-   * nothing answers its dry run (nothing to approve).
+   * The write `rule` selected (ruleFor) as a proposal: its dry run's answer with `status:
+   * pending_approval` and the change. An update that would change nothing answers its dry run
+   * (nothing to approve). A write no rule selects never reaches here with its request.
    */
-  async propose<A extends object>(caller: Caller, write: Proposal, dryRunFlag: boolean | undefined): Promise<A | undefined> {
-    const rule = this.ruleFor(caller, write.operation, write.namespace, dryRunFlag);
-    if (!rule) return undefined;
+  async propose<A extends object>(caller: Caller, rule: CompiledApprovalRule, write: Proposal): Promise<A> {
     const principal = principalOf(caller);
     const key = typeof write.input.requestId === 'string' ? write.input.requestId : undefined;
     const request = { input: withoutKey(write.input), ...(write.origin && { origin: write.origin }) };
