@@ -642,7 +642,6 @@ function labelRows(agent: AgentRow, spec: AgentSpec) {
   }));
 }
 
-
 function activeKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
